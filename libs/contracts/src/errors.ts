@@ -1,0 +1,113 @@
+import { z } from 'zod';
+
+export const ErrorCodeSchema = z.enum([
+  'bad_request',
+  'validation_failed',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'invalid_answer',
+  'payload_too_large',
+  'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+export const ErrorIssueSchema = z.object({ field: z.string(), reason: z.string() });
+export type ErrorIssue = z.infer<typeof ErrorIssueSchema>;
+
+/** The one error shape of every HTTP reply and socket.io ack. */
+export const ErrorBodySchema = z.object({
+  error: z.object({
+    code: ErrorCodeSchema,
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+const STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  validation_failed: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  invalid_answer: 422,
+  payload_too_large: 413,
+  internal: 500,
+};
+
+/** Base of every error Parley raises on purpose; carries a stable code and an HTTP status. */
+export class ParleyError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+    this.status = STATUS[code];
+  }
+
+  toBody(): ErrorBody {
+    return {
+      error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) },
+    };
+  }
+}
+
+export class ValidationFailedError extends ParleyError {
+  constructor(where: string, readonly issues: ErrorIssue[]) {
+    super('validation_failed', `invalid ${where}: ${issues.map((i) => `${i.field}: ${i.reason}`).join('; ')}`, { issues });
+  }
+}
+
+export class InvalidAnswerError extends ParleyError {
+  constructor(readonly issues: ErrorIssue[]) {
+    super('invalid_answer', `invalid answer: ${issues.map((i) => `${i.field}: ${i.reason}`).join('; ')}`, { issues });
+  }
+}
+
+export class NotFoundError extends ParleyError {
+  constructor(what: string, id: string) {
+    super('not_found', `${what} ${id} not found`);
+  }
+}
+
+export class UnauthenticatedError extends ParleyError {
+  constructor(reason: string) {
+    super('unauthenticated', reason);
+  }
+}
+
+export class ForbiddenError extends ParleyError {
+  constructor(reason: string) {
+    super('forbidden', reason);
+  }
+}
+
+export class ConflictError extends ParleyError {
+  constructor(message: string, details?: unknown) {
+    super('conflict', message, details);
+  }
+}
+
+/** Turns zod issues into `{ field, reason }` pairs, fields as dotted paths. */
+export function toIssues(error: z.ZodError): ErrorIssue[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)',
+    reason: issue.message,
+  }));
+}
+
+/** Parses at the edge: returns the typed value or throws a ValidationFailedError naming the fields. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new ValidationFailedError(where, toIssues(result.error));
+  }
+  return result.data;
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { ActorSchema } from './auth.schema';
+import { InteractionSchema, OutcomeSchema, WaitReasonSchema } from './interaction.schema';
+import { EndReasonSchema, RunStatusSchema, TriggerSchema } from './run.schema';
+
+/** Event payloads by type. Every state change emits one, in the same atomic step. */
+export const EventDataSchemas = {
+  'run.created': z.object({ agent: z.string(), task: z.string(), trigger: TriggerSchema }),
+  'run.status': z.object({ status: RunStatusSchema, waitReason: WaitReasonSchema.optional() }),
+  'message.delta': z.object({ text: z.string() }),
+  message: z.object({ text: z.string() }),
+  'tool.call': z.object({ toolUseId: z.string(), effectId: z.string(), name: z.string(), input: z.unknown() }),
+  'tool.result': z.object({
+    toolUseId: z.string(),
+    effectId: z.string(),
+    name: z.string(),
+    isError: z.boolean(),
+    content: z.string(),
+  }),
+  'interaction.opened': z.object({ interaction: InteractionSchema }),
+  'interaction.resolved': z.object({ interactionId: z.string(), outcome: OutcomeSchema, by: ActorSchema, at: z.string() }),
+  'run.finished': z.object({ reason: EndReasonSchema, summary: z.string().optional() }),
+  'run.failed': z.object({ reason: EndReasonSchema, error: z.string() }),
+  'run.cancelled': z.object({ reason: EndReasonSchema, by: ActorSchema }),
+} as const;
+
+export type EventType = keyof typeof EventDataSchemas;
+export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
+export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T]>;
+
+/** What the state-changing code hands to the store; the store adds the sequence number. */
+export type EventDraft = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
+
+const envelope = {
+  seq: z.int().min(1),
+  tenant: z.string(),
+  runId: z.string(),
+  owner: z.string(),
+  at: z.string(),
+};
+
+export const ParleyEventSchema = z.discriminatedUnion(
+  'type',
+  EVENT_TYPES.map((type) => z.object({ ...envelope, type: z.literal(type), data: EventDataSchemas[type] })) as unknown as [
+    z.ZodObject,
+    ...z.ZodObject[],
+  ],
+);
+export type ParleyEvent = { [T in EventType]: { seq: number; tenant: string; runId: string; owner: string; at: string; type: T; data: EventData<T> } }[EventType];

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+/** Tenant ids appear inside Redis keys and BullMQ job ids, so they are kept to a safe alphabet. */
+export const TenantIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must be lowercase letters, digits, "_" or "-"');
+
+/** Run and interaction ids are minted by Parley (UUIDs); clients only ever echo them back. */
+export const EntityIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, "_" or "-"');
+
+export const SubjectSchema = z.string().min(1).max(200);
+
+export type TenantId = z.infer<typeof TenantIdSchema>;

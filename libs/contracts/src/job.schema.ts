@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { EntityIdSchema, TenantIdSchema } from './ids.schema';
+import { PromptSchema, WaitReasonSchema } from './interaction.schema';
+
+/** BullMQ queue names (before the deployment's prefix). */
+export const QUEUES = {
+  runs: 'runs',
+  interactionRequests: 'interaction-requests',
+  deadlines: 'deadlines',
+} as const;
+
+/** Advance one run. `wake` is the run's wake counter; the job id is derived from it. */
+export const RunJobSchema = z.strictObject({
+  tenant: TenantIdSchema,
+  runId: EntityIdSchema,
+  wake: z.int().min(0),
+});
+export type RunJob = z.infer<typeof RunJobSchema>;
+
+/** Published by a parking worker; the interaction-service turns it into a stored interaction. */
+export const InteractionRequestSchema = z.strictObject({
+  tenant: TenantIdSchema,
+  runId: EntityIdSchema,
+  interactionId: EntityIdSchema,
+  owner: z.string(),
+  waitReason: WaitReasonSchema,
+  prompt: PromptSchema,
+  /** 0 = no deadline. */
+  timeoutSecs: z.int().min(0),
+  requestedAt: z.string(),
+});
+export type InteractionRequest = z.infer<typeof InteractionRequestSchema>;
+
+export const DeadlineJobSchema = z.strictObject({
+  tenant: TenantIdSchema,
+  interactionId: EntityIdSchema,
+});
+export type DeadlineJob = z.infer<typeof DeadlineJobSchema>;
+
+/** BullMQ rejects ":" in custom ids; these are the only job ids Parley mints. */
+export const jobIds = {
+  run: (job: RunJob) => `run.${job.tenant}.${job.runId}.${job.wake}`,
+  interactionRequest: (tenant: string, interactionId: string) => `ireq.${tenant}.${interactionId}`,
+  deadline: (tenant: string, interactionId: string) => `dl.${tenant}.${interactionId}`,
+};

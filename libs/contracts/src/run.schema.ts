@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { EntityIdSchema, TenantIdSchema } from './ids.schema';
+import { WaitReasonSchema } from './interaction.schema';
+
+export const RunStatusSchema = z.enum(['queued', 'running', 'waiting', 'finished', 'failed', 'cancelled']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['finished', 'failed', 'cancelled'];
+
+/** Why a run ended; each loop ending is distinct and visible. */
+export const EndReasonSchema = z.enum(['finish', 'no_tool_calls', 'max_iterations', 'cancelled', 'model_error', 'internal_error']);
+export type EndReason = z.infer<typeof EndReasonSchema>;
+
+export const TriggerSchema = z.enum(['chat', 'api', 'schedule', 'webhook', 'delegate']);
+
+export const RunSchema = z.object({
+  id: EntityIdSchema,
+  tenant: TenantIdSchema,
+  owner: z.string(),
+  agent: z.string(),
+  task: z.string(),
+  trigger: TriggerSchema,
+  status: RunStatusSchema,
+  waitReason: WaitReasonSchema.optional(),
+  pendingInteractionId: z.string().optional(),
+  endReason: EndReasonSchema.optional(),
+  summary: z.string().optional(),
+  error: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Run = z.infer<typeof RunSchema>;

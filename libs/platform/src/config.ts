@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { ValidationFailedError, toIssues } from '@parley/contracts';
+
+const DEV_SECRET = 'parley-dev-secret-change-me';
+
+/** Every environment variable Parley reads, declared and validated in one place. */
+const EnvSchema = z.object({
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
+  PARLEY_JWT_SECRET: z.string().min(16).default(DEV_SECRET),
+  PARLEY_AGENTS_DIR: z.string().default('agents'),
+  PARLEY_HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  PARLEY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  PARLEY_WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024),
+  PARLEY_WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).default(5 * 1024 * 1024),
+  PARLEY_RETENTION_SECS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
+  PARLEY_EVENTS_MAXLEN: z.coerce.number().int().min(100).default(100_000),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_BASE_URL: z.string().optional(),
+  PARLEY_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface ParleyConfig {
+  redisUrl: string;
+  /** Namespace of every Redis key and BullMQ queue of this deployment. */
+  prefix: string;
+  jwtSecret: string;
+  usingDevSecret: boolean;
+  agentsDir: string;
+  host: string;
+  port: number;
+  workerConcurrency: number;
+  leaseMs: number;
+  workspaceMaxFileBytes: number;
+  workspaceMaxBytes: number;
+  retentionSecs: number;
+  eventsMaxLen: number;
+  anthropicApiKey?: string;
+  anthropicBaseUrl?: string;
+  modelMaxRetries: number;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ParleyConfig> = {}): ParleyConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ValidationFailedError('environment', toIssues(parsed.error));
+  }
+  const e = parsed.data;
+  return {
+    redisUrl: e.REDIS_URL,
+    prefix: e.PARLEY_PREFIX,
+    jwtSecret: e.PARLEY_JWT_SECRET,
+    usingDevSecret: e.PARLEY_JWT_SECRET === DEV_SECRET,
+    agentsDir: e.PARLEY_AGENTS_DIR,
+    host: e.PARLEY_HOST,
+    port: e.PORT,
+    workerConcurrency: e.PARLEY_WORKER_CONCURRENCY,
+    leaseMs: e.PARLEY_LEASE_MS,
+    workspaceMaxFileBytes: e.PARLEY_WORKSPACE_MAX_FILE_BYTES,
+    workspaceMaxBytes: e.PARLEY_WORKSPACE_MAX_BYTES,
+    retentionSecs: e.PARLEY_RETENTION_SECS,
+    eventsMaxLen: e.PARLEY_EVENTS_MAXLEN,
+    anthropicApiKey: e.ANTHROPIC_API_KEY || undefined,
+    anthropicBaseUrl: e.ANTHROPIC_BASE_URL || undefined,
+    modelMaxRetries: e.PARLEY_MODEL_MAX_RETRIES,
+    logLevel: e.LOG_LEVEL,
+    ...overrides,
+  };
+}
