@@ -1,0 +1,179 @@
+import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type { MessageCreateParamsBase, Message, Tool } from '@anthropic-ai/sdk/resources/messages';
+import { abortedError, ModelError, type ModelErrorKind } from './model.errors';
+import type { ModelAdapter, ModelRequest, ModelToolCall, ModelTurn } from './model.types';
+
+export const DEFAULT_MODEL_MAX_RETRIES = 4;
+const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+export interface AnthropicAdapterOptions {
+  apiKey: string;
+  /** Defaults to the public API; never read from the environment here. */
+  baseURL?: string;
+  model: string;
+  max_tokens: number;
+  /**
+   * Accepted from agent files but not sent: API version 2026-10-21 (which SDK 1.x speaks) answers
+   * 400 to any temperature, top_p or top_k, even the default value.
+   */
+  temperature?: number;
+  /** Retries of 408/409/429/5xx and connection failures, with the SDK's backoff and retry-after. */
+  maxRetries?: number;
+  /** Per attempt, until response headers; also the longest silence allowed inside the stream. */
+  timeoutMs?: number;
+}
+
+/** Talks to the Anthropic Messages API, streaming each text delta to `request.onTextDelta`. */
+export class AnthropicModelAdapter implements ModelAdapter {
+  private readonly client: Anthropic;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: AnthropicAdapterOptions) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      // Explicit, so the SDK does not fall back to ANTHROPIC_BASE_URL behind the config's back.
+      baseURL: options.baseURL ?? 'https://api.anthropic.com',
+      maxRetries: options.maxRetries ?? DEFAULT_MODEL_MAX_RETRIES,
+      timeout: this.timeoutMs,
+    });
+  }
+
+  async complete(request: ModelRequest): Promise<ModelTurn> {
+    if (request.signal?.aborted) {
+      throw abortedError(request.signal);
+    }
+    const params: MessageCreateParamsBase = {
+      model: this.options.model,
+      max_tokens: this.options.max_tokens,
+      messages: request.messages,
+      ...(request.system === '' ? {} : { system: request.system }),
+      ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toTool) }),
+    };
+    const stream = this.client.messages.stream(params, { signal: request.signal });
+
+    let callbackError: { error: unknown } | undefined;
+    const onTextDelta = request.onTextDelta;
+    if (onTextDelta !== undefined) {
+      stream.on('text', (delta) => {
+        if (callbackError !== undefined) {
+          return;
+        }
+        try {
+          onTextDelta(delta);
+        } catch (error) {
+          // The caller's own failure: stop the stream and rethrow it as is, not as a model error.
+          callbackError = { error };
+          stream.abort();
+        }
+      });
+    }
+
+    // The SDK's timeout ends at the response headers; a stream that goes silent needs its own.
+    let idle = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdleTimer = (): void => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => {
+        idle = true;
+        stream.abort();
+      }, this.timeoutMs);
+    };
+    stream.on('connect', armIdleTimer);
+    stream.on('streamEvent', armIdleTimer);
+
+    let message: Message;
+    try {
+      message = await stream.finalMessage();
+    } catch (error) {
+      if (callbackError !== undefined) {
+        throw callbackError.error;
+      }
+      if (idle) {
+        throw new ModelError(`model stream silent for ${this.timeoutMs} ms`, { kind: 'timeout', retryable: true, cause: error });
+      }
+      throw toModelError(error, request.signal);
+    } finally {
+      clearTimeout(idleTimer);
+    }
+    return toTurn(message);
+  }
+}
+
+function toTool(tool: ModelRequest['tools'][number]): Tool {
+  return { name: tool.name, description: tool.description, input_schema: tool.input_schema as Tool.InputSchema };
+}
+
+function toTurn(message: Message): ModelTurn {
+  let text = '';
+  const toolCalls: ModelToolCall[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') {
+      text += block.text;
+    } else if (block.type === 'tool_use') {
+      if (!isRecord(block.input)) {
+        throw new ModelError(`tool_use ${block.id} has an input that is not an object`, { kind: 'protocol', retryable: true });
+      }
+      toolCalls.push({ id: block.id, name: block.name, input: block.input });
+    }
+  }
+  return { text, toolCalls, stopReason: message.stop_reason ?? 'end_turn' };
+}
+
+/** Classifies an SDK failure; what the SDK retries is what stays retryable once its retries are spent. */
+function toModelError(error: unknown, signal: AbortSignal | undefined): ModelError {
+  if (error instanceof APIUserAbortError || signal?.aborted) {
+    return abortedError(signal);
+  }
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError('model request timed out', { kind: 'timeout', retryable: true, cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    return new ModelError(`cannot reach the model API: ${error.message}`, { kind: 'connection', retryable: true, cause: error });
+  }
+  if (isApiError(error)) {
+    return fromApiError(error);
+  }
+  if (error instanceof AnthropicError) {
+    // Mostly a stream cut short (the connection dropped after the headers).
+    return new ModelError(`model stream failed: ${error.message}`, { kind: 'protocol', retryable: true, cause: error });
+  }
+  return new ModelError(`model call failed: ${String(error)}`, { kind: 'protocol', retryable: false, cause: error });
+}
+
+function fromApiError(error: APIError): ModelError {
+  const status = error.status;
+  const message = `model API error${status === undefined ? '' : ` ${status}`}: ${error.apiMessage ?? error.message}`;
+  if (status === undefined) {
+    // An `error` event inside a 200 stream: only its type tells what happened.
+    const kind = error.type === null ? undefined : STREAM_ERROR_KINDS[error.type];
+    return new ModelError(message, { kind: kind ?? 'rejected', retryable: kind !== undefined, cause: error });
+  }
+  const shouldRetry = error.headers?.get('x-should-retry');
+  if (status === 429) {
+    return new ModelError(message, { kind: 'rate_limited', retryable: shouldRetry !== 'false', status, cause: error });
+  }
+  if (status === 529) {
+    return new ModelError(message, { kind: 'overloaded', retryable: shouldRetry !== 'false', status, cause: error });
+  }
+  if (status >= 500 || status === 408 || status === 409) {
+    return new ModelError(message, { kind: 'server', retryable: shouldRetry !== 'false', status, cause: error });
+  }
+  return new ModelError(message, { kind: 'rejected', retryable: shouldRetry === 'true', status, cause: error });
+}
+
+const STREAM_ERROR_KINDS: Partial<Record<NonNullable<APIError['type']>, ModelErrorKind>> = {
+  overloaded_error: 'overloaded',
+  rate_limit_error: 'rate_limited',
+  api_error: 'server',
+  timeout_error: 'server',
+};
+
+// A predicate, because `instanceof` on the generic class narrows to APIError<any, any, any>.
+function isApiError(error: unknown): error is APIError {
+  return error instanceof APIError;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,47 @@
+/** Why a model call failed, for logs and metrics; `retryable` is what callers branch on. */
+export type ModelErrorKind =
+  | 'config'
+  | 'aborted'
+  | 'timeout'
+  | 'connection'
+  | 'rate_limited'
+  | 'overloaded'
+  | 'server'
+  | 'rejected'
+  | 'protocol';
+
+export interface ModelErrorOptions {
+  kind: ModelErrorKind;
+  retryable: boolean;
+  /** HTTP status of the provider's answer, when there was one. */
+  status?: number;
+  cause?: unknown;
+}
+
+/**
+ * A model call that failed. `retryable` says whether trying the same step again later may succeed
+ * (rate limits, overload, 5xx, dropped connections); the adapter has already spent its own retries.
+ */
+export class ModelError extends Error {
+  readonly code = 'model_error' as const;
+  readonly kind: ModelErrorKind;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+
+  constructor(message: string, options: ModelErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ModelError';
+    this.kind = options.kind;
+    this.retryable = options.retryable;
+    this.status = options.status;
+  }
+}
+
+export function isModelError(error: unknown): error is ModelError {
+  return error instanceof ModelError;
+}
+
+/** The error both adapters throw when `request.signal` is aborted. */
+export function abortedError(signal: AbortSignal | undefined): ModelError {
+  return new ModelError('model call aborted', { kind: 'aborted', retryable: false, cause: signal?.reason });
+}

@@ -1,0 +1,121 @@
+import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, Outcome } from '@parley/contracts';
+import type { StoreContext } from './store.context';
+
+export type OpenResult = 'created' | 'exists' | 'run_ended';
+
+export type ResolveResult =
+  | { status: 'resolved'; interaction: Interaction; wake: number | null }
+  | { status: 'conflict'; interaction: Interaction }
+  | { status: 'missing' };
+
+export class InteractionRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  async open(request: InteractionRequest, now = new Date()): Promise<{ result: OpenResult; interaction: Interaction }> {
+    const { keys, args } = this.ctx.prologue(request.tenant, request.runId, request.owner, now);
+    const k = this.ctx.keys;
+    const interaction: Interaction = {
+      id: request.interactionId,
+      tenant: request.tenant,
+      runId: request.runId,
+      owner: request.owner,
+      waitReason: request.waitReason,
+      prompt: request.prompt,
+      status: 'open',
+      createdAt: now.toISOString(),
+      deadline: request.timeoutSecs > 0 ? new Date(Date.parse(request.requestedAt) + request.timeoutSecs * 1000).toISOString() : null,
+    };
+    const opened: EventDraft = { type: 'interaction.opened', data: { interaction } };
+    const result = (await this.ctx.scripts.run(
+      'openInteraction',
+      [
+        ...keys,
+        k.interaction(request.tenant, request.interactionId),
+        k.openInteractions(request.tenant),
+        k.run(request.tenant, request.runId),
+        k.runInteractions(request.tenant, request.runId),
+      ],
+      [...args, JSON.stringify(interaction), JSON.stringify(opened.data)],
+    )) as OpenResult;
+    if (result === 'exists') {
+      return { result, interaction: (await this.get(request.tenant, request.interactionId)) ?? interaction };
+    }
+    return { result, interaction };
+  }
+
+  async get(tenant: string, interactionId: string): Promise<Interaction | null> {
+    const hash = await this.ctx.redis.hgetall(this.ctx.keys.interaction(tenant, interactionId));
+    return hash.data ? toInteraction(hash) : null;
+  }
+
+  /** The one atomic decision of an interaction; the loser gets `conflict` with the winner's record. */
+  async resolve(input: { interaction: Interaction; outcome: Outcome; answer?: Answer; by: Actor }): Promise<ResolveResult> {
+    const { interaction, outcome, answer, by } = input;
+    const now = new Date();
+    const { keys, args } = this.ctx.prologue(interaction.tenant, interaction.runId, interaction.owner, now);
+    const k = this.ctx.keys;
+    const at = now.toISOString();
+    const entry: LogEntry = { type: 'answer', interactionId: interaction.id, outcome, ...(answer ? { answer } : {}), by, at };
+    const resolved: EventDraft = { type: 'interaction.resolved', data: { interactionId: interaction.id, outcome, by, at } };
+    const reply = (await this.ctx.scripts.run(
+      'resolveInteraction',
+      [
+        ...keys,
+        k.interaction(interaction.tenant, interaction.id),
+        k.openInteractions(interaction.tenant),
+        k.run(interaction.tenant, interaction.runId),
+        k.runLog(interaction.tenant, interaction.runId),
+        k.runInbox(interaction.tenant, interaction.runId),
+      ],
+      [...args, outcome, answer ? JSON.stringify(answer) : '', JSON.stringify(by), JSON.stringify(entry), JSON.stringify(resolved.data)],
+    )) as [string, ...Array<string | number>];
+    switch (reply[0]) {
+      case 'resolved': {
+        const wake = Number(reply[1]);
+        const done: Interaction = { ...interaction, status: outcome, resolvedAt: at, resolvedBy: by, ...(answer ? { answer } : {}) };
+        return { status: 'resolved', interaction: done, wake: wake >= 0 ? wake : null };
+      }
+      case 'conflict': {
+        const current = await this.get(interaction.tenant, interaction.id);
+        return { status: 'conflict', interaction: current ?? interaction };
+      }
+      default:
+        return { status: 'missing' };
+    }
+  }
+
+  async listOpen(tenant: string, limit: number): Promise<Interaction[]> {
+    const keys = await this.ctx.redis.zrange(this.ctx.keys.openInteractions(tenant), '0', String(limit - 1));
+    return this.load(tenant, keys);
+  }
+
+  async listForRun(tenant: string, runId: string, limit: number): Promise<Interaction[]> {
+    const keys = await this.ctx.redis.zrange(this.ctx.keys.runInteractions(tenant, runId), '0', String(limit - 1));
+    return this.load(tenant, keys);
+  }
+
+  private async load(tenant: string, keys: string[]): Promise<Interaction[]> {
+    if (keys.length === 0) {
+      return [];
+    }
+    const pipeline = this.ctx.redis.pipeline();
+    keys.forEach((key) => pipeline.hgetall(key));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies
+      .map(([, hash]) => hash as Record<string, string>)
+      .filter((hash) => Boolean(hash.data))
+      .map(toInteraction)
+      .filter((interaction) => interaction.tenant === tenant);
+  }
+}
+
+function toInteraction(h: Record<string, string>): Interaction {
+  const opened = JSON.parse(h.data) as Interaction;
+  return {
+    ...opened,
+    status: h.status as Interaction['status'],
+    ...(h.resolvedAt ? { resolvedAt: h.resolvedAt } : {}),
+    ...(h.resolvedBy ? { resolvedBy: JSON.parse(h.resolvedBy) as Actor } : {}),
+    ...(h.answer ? { answer: JSON.parse(h.answer) as Answer } : {}),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The Redis key layout. Every key of a tenant carries the tenant's hash tag, so a run's keys, its
+ * interactions and the tenant's event stream share one Redis Cluster slot and one script can touch
+ * them all atomically.
+ */
+export class RedisKeys {
+  constructor(readonly prefix: string) {}
+
+  private tenant(tenant: string): string {
+    return `${this.prefix}:{t:${tenant}}`;
+  }
+
+  seq(tenant: string): string {
+    return `${this.tenant(tenant)}:seq`;
+  }
+  tenantEvents(tenant: string): string {
+    return `${this.tenant(tenant)}:events`;
+  }
+  runIndex(tenant: string): string {
+    return `${this.tenant(tenant)}:runs`;
+  }
+  openInteractions(tenant: string): string {
+    return `${this.tenant(tenant)}:ix:open`;
+  }
+  interaction(tenant: string, interactionId: string): string {
+    return `${this.tenant(tenant)}:ix:${interactionId}`;
+  }
+  /** Interaction ids are recovered from interaction keys kept in the indexes. */
+  interactionIdOf(key: string): string {
+    return key.slice(key.lastIndexOf(':') + 1);
+  }
+
+  run(tenant: string, runId: string): string {
+    return `${this.tenant(tenant)}:run:${runId}`;
+  }
+  runLog(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:log`;
+  }
+  runInbox(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:inbox`;
+  }
+  runEvents(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:events`;
+  }
+  runInteractions(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:ix`;
+  }
+  workspace(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:ws`;
+  }
+  effects(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:fx`;
+  }
+  /** Keys that live and expire with the run. */
+  runOwned(tenant: string, runId: string): string[] {
+    return [
+      this.runLog(tenant, runId),
+      this.runInbox(tenant, runId),
+      this.runInteractions(tenant, runId),
+      this.workspace(tenant, runId),
+      this.effects(tenant, runId),
+    ];
+  }
+
+  /** Pub/sub channel of live events (one per deployment; gateways filter by tenant). */
+  eventsChannel(): string {
+    return `${this.prefix}:events`;
+  }
+  /** BullMQ prefix of this deployment's queues. */
+  bullPrefix(): string {
+    return `${this.prefix}:bull`;
+  }
+}

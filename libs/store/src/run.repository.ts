@@ -1,0 +1,213 @@
+import type { Actor, EndReason, EventDraft, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
+import { eventArgs, type StoreContext } from './store.context';
+
+/** The right to advance one run, as held by one worker. */
+export interface Lease {
+  tenant: string;
+  runId: string;
+  owner: string;
+  token: string;
+}
+
+export type AcquireResult = { status: 'acquired' } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string };
+export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
+export type ParkResult = 'parked' | 'continue' | 'lost' | 'cancelled';
+export type EndResult = 'ended' | 'lost' | 'already';
+export type CancelResult = { status: 'cancelled' } | { status: 'requested' } | { status: 'already'; runStatus: string } | { status: 'stale' };
+
+export interface NewRun {
+  tenant: string;
+  runId: string;
+  owner: string;
+  agent: string;
+  task: string;
+  trigger: Run['trigger'];
+}
+
+export type RunEnding =
+  | { status: 'finished'; reason: EndReason; summary?: string }
+  | { status: 'failed'; reason: EndReason; error: string };
+
+export class RunRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  async create(run: NewRun): Promise<{ created: true; wake: number } | { created: false }> {
+    const { keys, args } = this.ctx.prologue(run.tenant, run.runId, run.owner);
+    const k = this.ctx.keys;
+    const now = args[3];
+    const task: LogEntry = { type: 'task', text: run.task, at: now };
+    const created: EventDraft = { type: 'run.created', data: { agent: run.agent, task: run.task, trigger: run.trigger } };
+    const wake = (await this.ctx.scripts.run(
+      'createRun',
+      [...keys, k.run(run.tenant, run.runId), k.runIndex(run.tenant), k.runLog(run.tenant, run.runId)],
+      [...args, run.agent, run.task, run.trigger, JSON.stringify(task), JSON.stringify(created.data)],
+    )) as number;
+    return wake < 0 ? { created: false } : { created: true, wake };
+  }
+
+  async get(tenant: string, runId: string): Promise<Run | null> {
+    const hash = await this.ctx.redis.hgetall(this.ctx.keys.run(tenant, runId));
+    return hash.id ? toRun(hash) : null;
+  }
+
+  /** Newest first. Index entries of runs past their retention are dropped as they are met. */
+  async list(tenant: string, filter: { status?: RunStatus; owner?: string; limit: number }): Promise<Run[]> {
+    const index = this.ctx.keys.runIndex(tenant);
+    const runs: Run[] = [];
+    const batch = Math.max(filter.limit, 50);
+    for (let start = 0; runs.length < filter.limit; start += batch) {
+      const ids = await this.ctx.redis.zrevrange(index, start, start + batch - 1);
+      if (ids.length === 0) {
+        break;
+      }
+      const pipeline = this.ctx.redis.pipeline();
+      ids.forEach((id) => pipeline.hgetall(this.ctx.keys.run(tenant, id)));
+      const replies = (await pipeline.exec()) ?? [];
+      const gone: string[] = [];
+      replies.forEach(([, hash], i) => {
+        const h = hash as Record<string, string>;
+        if (!h.id) {
+          gone.push(ids[i]);
+          return;
+        }
+        const run = toRun(h);
+        if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
+          runs.push(run);
+        }
+      });
+      if (gone.length > 0) {
+        await this.ctx.redis.zrem(index, ...gone);
+        start -= gone.length;
+      }
+    }
+    return runs.slice(0, filter.limit);
+  }
+
+  async readLog(tenant: string, runId: string): Promise<LogEntry[]> {
+    const raw = await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), 0, -1);
+    return raw.map((line) => JSON.parse(line) as LogEntry);
+  }
+
+  async acquire(tenant: string, runId: string, owner: string, token: string): Promise<AcquireResult> {
+    const { keys, args } = this.ctx.prologue(tenant, runId, owner);
+    const k = this.ctx.keys;
+    const [status, detail] = (await this.ctx.scripts.run(
+      'acquireLease',
+      [...keys, k.run(tenant, runId), k.runInbox(tenant, runId)],
+      [...args, token, this.ctx.options.leaseMs],
+    )) as [string, string?];
+    if (status === 'acquired') {
+      return { status };
+    }
+    return status === 'busy' ? { status, retryInMs: Number(detail) } : { status: 'idle', runStatus: detail ?? '' };
+  }
+
+  async renew(lease: Lease): Promise<boolean> {
+    const renewed = await this.ctx.scripts.run(
+      'renewLease',
+      [this.ctx.keys.run(lease.tenant, lease.runId)],
+      [lease.token, Date.now(), this.ctx.options.leaseMs],
+    );
+    return renewed === 1;
+  }
+
+  /** Fenced: appends only while `lease` is still the run's lease. */
+  async append(lease: Lease, entry: LogEntry | null, events: EventDraft[] = []): Promise<AppendResult> {
+    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
+    const k = this.ctx.keys;
+    const [status, length] = (await this.ctx.scripts.run(
+      'appendLog',
+      [...keys, k.run(lease.tenant, lease.runId), k.runLog(lease.tenant, lease.runId)],
+      [...args, lease.token, this.ctx.options.leaseMs, entry ? JSON.stringify(entry) : '', ...eventArgs(events)],
+    )) as [string, number?];
+    return status === 'ok' ? { status, length: length ?? 0 } : { status: status as 'lost' | 'cancelled' };
+  }
+
+  async park(lease: Lease, waitReason: WaitReason, interactionId: string): Promise<ParkResult> {
+    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
+    const k = this.ctx.keys;
+    return (await this.ctx.scripts.run(
+      'park',
+      [...keys, k.run(lease.tenant, lease.runId), k.runInbox(lease.tenant, lease.runId)],
+      [...args, lease.token, waitReason, interactionId],
+    )) as ParkResult;
+  }
+
+  /** Ends a run: fenced by `lease`, or unfenced (token '') for a run no worker can finish. */
+  async end(target: Lease, ending: RunEnding, fenced = true): Promise<EndResult> {
+    const { keys, args } = this.ctx.prologue(target.tenant, target.runId, target.owner);
+    const k = this.ctx.keys;
+    const event: EventDraft =
+      ending.status === 'finished'
+        ? { type: 'run.finished', data: { reason: ending.reason, ...(ending.summary ? { summary: ending.summary } : {}) } }
+        : { type: 'run.failed', data: { reason: ending.reason, error: ending.error } };
+    const text = ending.status === 'finished' ? (ending.summary ?? '') : ending.error;
+    return (await this.ctx.scripts.run(
+      'endRun',
+      [...keys, k.run(target.tenant, target.runId), ...k.runOwned(target.tenant, target.runId)],
+      [...args, fenced ? target.token : '', ending.status, ending.reason, text, event.type, JSON.stringify(event.data), this.ctx.options.retentionSecs],
+    )) as EndResult;
+  }
+
+  /**
+   * Stops a run. `openInteractionId` is the interaction the caller believes open (the run's pending
+   * one, or for a worker the question it just asked); `leaseToken` marks the caller as the advancer.
+   */
+  async cancel(target: { tenant: string; runId: string; owner: string }, by: Actor, openInteractionId: string | null, leaseToken = ''): Promise<CancelResult> {
+    const now = new Date();
+    const { keys, args } = this.ctx.prologue(target.tenant, target.runId, target.owner, now);
+    const k = this.ctx.keys;
+    const ix = openInteractionId ? k.interaction(target.tenant, openInteractionId) : k.run(target.tenant, target.runId);
+    const answer: LogEntry = { type: 'answer', interactionId: openInteractionId ?? '', outcome: 'cancelled', by, at: now.toISOString() };
+    const resolved: EventDraft = {
+      type: 'interaction.resolved',
+      data: { interactionId: openInteractionId ?? '', outcome: 'cancelled', by, at: now.toISOString() },
+    };
+    const cancelled: EventDraft = { type: 'run.cancelled', data: { reason: 'cancelled', by } };
+    const [status, detail] = (await this.ctx.scripts.run(
+      'cancelRun',
+      [
+        ...keys,
+        k.run(target.tenant, target.runId),
+        k.runInbox(target.tenant, target.runId),
+        ix,
+        k.openInteractions(target.tenant),
+        k.runLog(target.tenant, target.runId),
+        ...k.runOwned(target.tenant, target.runId),
+      ],
+      [
+        ...args,
+        JSON.stringify(by),
+        openInteractionId ?? '',
+        JSON.stringify(answer),
+        JSON.stringify(resolved.data),
+        JSON.stringify(cancelled.data),
+        this.ctx.options.retentionSecs,
+        leaseToken,
+      ],
+    )) as [string, string?];
+    if (status === 'already') {
+      return { status, runStatus: detail ?? '' };
+    }
+    return { status: status as 'cancelled' | 'requested' | 'stale' };
+  }
+}
+
+function toRun(h: Record<string, string>): Run {
+  return {
+    id: h.id,
+    tenant: h.tenant,
+    owner: h.owner,
+    agent: h.agent,
+    task: h.task,
+    trigger: h.trigger as Run['trigger'],
+    status: h.status as RunStatus,
+    ...(h.waitReason ? { waitReason: h.waitReason as WaitReason } : {}),
+    ...(h.pendingInteractionId ? { pendingInteractionId: h.pendingInteractionId } : {}),
+    ...(h.endReason ? { endReason: h.endReason as EndReason } : {}),
+    ...(h.summary ? { summary: h.summary } : {}),
+    ...(h.error ? { error: h.error } : {}),
+    createdAt: h.createdAt,
+    updatedAt: h.updatedAt,
+  };
+}

@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+
+type Arg = string | number;
+type ScriptFn = (...args: Arg[]) => Promise<unknown>;
+
+const SCRIPTS = {
+  createRun: { file: 'create-run.lua', keys: 6 },
+  acquireLease: { file: 'acquire-lease.lua', keys: 5 },
+  renewLease: { file: 'renew-lease.lua', keys: 1 },
+  appendLog: { file: 'append-log.lua', keys: 5 },
+  park: { file: 'park.lua', keys: 5 },
+  endRun: { file: 'end-run.lua', keys: -1 },
+  cancelRun: { file: 'cancel-run.lua', keys: -1 },
+  openInteraction: { file: 'open-interaction.lua', keys: 7 },
+  resolveInteraction: { file: 'resolve-interaction.lua', keys: 8 },
+  workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+const DIR = join(__dirname, 'scripts');
+const PROLOGUE = readFileSync(join(DIR, 'includes', 'emit.lua'), 'utf8');
+
+function source(file: string): string {
+  const body = readFileSync(join(DIR, file), 'utf8');
+  // Scripts that change state and emit events share the prologue (see includes/emit.lua).
+  return body.includes('emit prologue') ? `${PROLOGUE}\n${body}` : body;
+}
+
+/**
+ * The atomic steps over Parley's keys, registered on a client as EVALSHA commands. Scripts with a
+ * variable number of keys take it as their first argument.
+ */
+export class Scripts {
+  private readonly commands: Record<ScriptName, ScriptFn>;
+
+  constructor(redis: Redis) {
+    const commands: Partial<Record<ScriptName, ScriptFn>> = {};
+    for (const [name, { file, keys }] of Object.entries(SCRIPTS) as Array<[ScriptName, { file: string; keys: number }]>) {
+      const command = `parley_${name}`;
+      if (!(command in redis)) {
+        redis.defineCommand(command, { lua: source(file), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
+      }
+      const fn = (redis as unknown as Record<string, ScriptFn>)[command];
+      commands[name] = (...args: Arg[]) => fn.apply(redis, args);
+    }
+    this.commands = commands as Record<ScriptName, ScriptFn>;
+  }
+
+  run(name: ScriptName, keys: string[], args: Arg[]): Promise<unknown> {
+    const variable = SCRIPTS[name].keys < 0;
+    return this.commands[name](...(variable ? [keys.length] : []), ...keys, ...args);
+  }
+}

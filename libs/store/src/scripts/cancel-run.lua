@@ -1,0 +1,42 @@
+-- cancel-run: stop a run. A run nobody advances ends at once (its open interaction is cancelled in
+-- the same step); a run a worker holds is flagged, and that worker ends it at its next step.
+-- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] open interaction hash (or the
+-- run hash when none)  KEYS[7] tenant open-interaction index  KEYS[8] run log  KEYS[9..] keys to expire
+-- ARGV[1..7] emit prologue  ARGV[8] who (actor JSON)  ARGV[9] expected open interaction id ('' = none)
+-- ARGV[10] 'cancelled' answer log entry JSON  ARGV[11] interaction.resolved data JSON
+-- ARGV[12] run.cancelled data JSON  ARGV[13] retention (s)  ARGV[14] lease token of the caller ('' = a client)
+-- Result: {'cancelled'} | {'requested'} | {'already', status} | {'stale'} (the open interaction changed: retry)
+local run = redis.call('HMGET', KEYS[4], 'status', 'lease', 'pendingInteractionId')
+local status = run[1]
+if not status then
+  return {'already', 'missing'}
+end
+if status == 'finished' or status == 'failed' or status == 'cancelled' then
+  return {'already', status}
+end
+if status == 'running' and (ARGV[14] == '' or ARGV[14] ~= run[2]) then
+  redis.call('HSET', KEYS[4], 'cancel', '1')
+  redis.call('RPUSH', KEYS[5], 'cancel')
+  return {'requested'}
+end
+if status == 'waiting' and (run[3] or '') ~= ARGV[9] then
+  return {'stale'}
+end
+if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
+  redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT, 'resolvedBy', ARGV[8])
+  redis.call('ZREM', KEYS[7], KEYS[6])
+  redis.call('RPUSH', KEYS[8], ARGV[10])
+  emit('interaction.resolved', ARGV[11])
+  redis.call('EXPIRE', KEYS[6], ARGV[13])
+end
+redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'updatedAt', AT)
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel')
+emitStatus('cancelled', nil)
+emit('run.cancelled', ARGV[12])
+redis.call('EXPIRE', KEYS[3], ARGV[13])
+for i = 4, #KEYS do
+  if i ~= 6 and i ~= 7 then
+    redis.call('EXPIRE', KEYS[i], ARGV[13])
+  end
+end
+return {'cancelled'}

@@ -1,0 +1,25 @@
+-- end-run: the run reaches a terminal status; its keys get the retention period.
+-- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5..] the run's other keys (log, inbox, workspace, ...)
+-- ARGV[1..7] emit prologue  ARGV[8] lease token ('' = unfenced, for a run no worker holds)
+-- ARGV[9] status  ARGV[10] end reason  ARGV[11] summary or error text ('' = none)
+-- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
+-- Result: 'ended' | 'lost' | 'already' (the run had already ended)
+local status = redis.call('HGET', KEYS[4], 'status')
+if status == 'finished' or status == 'failed' or status == 'cancelled' or not status then
+  return 'already'
+end
+if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
+  return 'lost'
+end
+redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT)
+if ARGV[11] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[9] == 'finished' and 'summary' or 'error', ARGV[11])
+end
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel')
+emitStatus(ARGV[9], nil)
+emit(ARGV[12], ARGV[13])
+redis.call('EXPIRE', KEYS[3], ARGV[14])
+for i = 4, #KEYS do
+  redis.call('EXPIRE', KEYS[i], ARGV[14])
+end
+return 'ended'

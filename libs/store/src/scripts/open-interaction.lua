@@ -1,0 +1,17 @@
+-- open-interaction: store a pending interaction (idempotent: keyed by Parley's interaction id).
+-- KEYS[1..3] emit prologue  KEYS[4] interaction hash  KEYS[5] tenant open-interaction index (zset)
+-- KEYS[6] run hash  KEYS[7] run's interaction index (zset)
+-- ARGV[1..7] emit prologue  ARGV[8] interaction JSON (as opened)  ARGV[9] interaction.opened data JSON
+-- Result: 'created' | 'exists' | 'run_ended' (the run ended first; nothing is opened)
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  return 'exists'
+end
+local runStatus = redis.call('HGET', KEYS[6], 'status')
+if not runStatus or runStatus == 'finished' or runStatus == 'failed' or runStatus == 'cancelled' then
+  return 'run_ended'
+end
+redis.call('HSET', KEYS[4], 'data', ARGV[8], 'status', 'open', 'runId', RUN_ID)
+redis.call('ZADD', KEYS[5], NOW_MS, KEYS[4])
+redis.call('ZADD', KEYS[7], NOW_MS, KEYS[4])
+emit('interaction.opened', ARGV[9])
+return 'created'

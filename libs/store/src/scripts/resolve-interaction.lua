@@ -1,0 +1,22 @@
+-- resolve-interaction: the one step that decides an interaction (answer, deadline or cancel),
+-- records the answer in the run's log keyed by the interaction id, and wakes the run.
+-- KEYS[1..3] emit prologue  KEYS[4] interaction hash  KEYS[5] tenant open-interaction index
+-- KEYS[6] run hash  KEYS[7] run log  KEYS[8] run inbox
+-- ARGV[1..7] emit prologue  ARGV[8] outcome  ARGV[9] answer JSON or ''  ARGV[10] resolver (actor JSON)
+-- ARGV[11] answer log entry JSON  ARGV[12] interaction.resolved data JSON
+-- Result: {'resolved', wake counter or -1} | {'conflict', status, resolvedAt, resolvedBy JSON} | {'missing'}
+local current = redis.call('HMGET', KEYS[4], 'status', 'runId', 'resolvedAt', 'resolvedBy')
+if not current[1] or current[2] ~= RUN_ID then
+  return {'missing'}
+end
+if current[1] ~= 'open' then
+  return {'conflict', current[1], current[3] or '', current[4] or ''}
+end
+redis.call('HSET', KEYS[4], 'status', ARGV[8], 'resolvedAt', AT, 'resolvedBy', ARGV[10])
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[4], 'answer', ARGV[9])
+end
+redis.call('ZREM', KEYS[5], KEYS[4])
+redis.call('RPUSH', KEYS[7], ARGV[11])
+emit('interaction.resolved', ARGV[12])
+return {'resolved', wake(KEYS[6], KEYS[8], 'answer')}

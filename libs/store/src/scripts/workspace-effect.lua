@@ -1,0 +1,34 @@
+-- workspace-effect: apply a workspace write or delete once per effect id, fenced by the run lease.
+-- KEYS[1] run hash  KEYS[2] workspace hash (path -> content)  KEYS[3] applied effects hash (effect id -> result)
+-- ARGV[1] lease token  ARGV[2] effect id  ARGV[3] 'write' | 'delete'  ARGV[4] path  ARGV[5] content ('' for delete)
+-- ARGV[6] max workspace bytes  ARGV[7] now (epoch ms)  ARGV[8] lease length (ms)
+-- Result: {'applied', result JSON} | {'replayed', result JSON} | {'rejected', reason} | {'lost'}
+if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then
+  return {'lost'}
+end
+local done = redis.call('HGET', KEYS[3], ARGV[2])
+if done then
+  return {'replayed', done}
+end
+redis.call('HSET', KEYS[1], 'leaseUntil', tonumber(ARGV[7]) + tonumber(ARGV[8]))
+local path = ARGV[4]
+local before = redis.call('HSTRLEN', KEYS[2], path)
+local existed = redis.call('HEXISTS', KEYS[2], path) == 1
+local total = tonumber(redis.call('HGET', KEYS[1], 'wsBytes') or '0')
+local result
+if ARGV[3] == 'write' then
+  local after = total - before + #ARGV[5]
+  if after > tonumber(ARGV[6]) then
+    return {'rejected', 'workspace full: writing ' .. #ARGV[5] .. ' bytes to ' .. path .. ' would make ' .. after ..
+      ' bytes, over the limit of ' .. ARGV[6]}
+  end
+  redis.call('HSET', KEYS[2], path, ARGV[5])
+  redis.call('HSET', KEYS[1], 'wsBytes', after)
+  result = '{"ok":true,"path":' .. cjson.encode(path) .. ',"bytes":' .. #ARGV[5] .. ',"created":' .. tostring(not existed) .. '}'
+else
+  redis.call('HDEL', KEYS[2], path)
+  redis.call('HSET', KEYS[1], 'wsBytes', total - before)
+  result = '{"ok":true,"path":' .. cjson.encode(path) .. ',"deleted":' .. tostring(existed) .. '}'
+end
+redis.call('HSET', KEYS[3], ARGV[2], result)
+return {'applied', result}

@@ -1,0 +1,39 @@
+import type { Redis } from 'ioredis';
+import type { Actor, EventDraft } from '@parley/contracts';
+import { RedisKeys } from './keys';
+import { Scripts } from './scripts';
+
+export interface StoreOptions {
+  prefix: string;
+  eventsMaxLen: number;
+  retentionSecs: number;
+  leaseMs: number;
+}
+
+/** The resources every repository shares: one client, the key layout, the scripts, the limits. */
+export class StoreContext {
+  readonly keys: RedisKeys;
+  readonly scripts: Scripts;
+
+  constructor(
+    readonly redis: Redis,
+    readonly options: StoreOptions,
+  ) {
+    this.keys = new RedisKeys(options.prefix);
+    this.scripts = new Scripts(redis);
+  }
+
+  /** KEYS[1..3] and ARGV[1..7] shared by every event-emitting script (see includes/emit.lua). */
+  prologue(tenant: string, runId: string, owner: string, now = new Date()): { keys: string[]; args: string[] } {
+    return {
+      keys: [this.keys.seq(tenant), this.keys.tenantEvents(tenant), this.keys.runEvents(tenant, runId)],
+      args: [tenant, runId, owner, now.toISOString(), String(this.options.eventsMaxLen), this.keys.eventsChannel(), String(now.getTime())],
+    };
+  }
+}
+
+export function eventArgs(events: EventDraft[]): string[] {
+  return events.flatMap((event) => [event.type, JSON.stringify(event.data)]);
+}
+
+export const SYSTEM_ACTOR: Actor = { kind: 'system' };

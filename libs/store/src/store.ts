@@ -1,0 +1,20 @@
+import type { Redis } from 'ioredis';
+import { EventRepository } from './event.repository';
+import { InteractionRepository } from './interaction.repository';
+import { RunRepository } from './run.repository';
+import { StoreContext, type StoreOptions } from './store.context';
+
+/** Everything Parley keeps in Redis, behind one object the apps inject. */
+export class ParleyStore {
+  readonly ctx: StoreContext;
+  readonly runs: RunRepository;
+  readonly interactions: InteractionRepository;
+  readonly events: EventRepository;
+
+  constructor(redis: Redis, options: StoreOptions) {
+    this.ctx = new StoreContext(redis, options);
+    this.runs = new RunRepository(this.ctx);
+    this.interactions = new InteractionRepository(this.ctx);
+    this.events = new EventRepository(this.ctx);
+  }
+}

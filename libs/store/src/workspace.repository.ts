@@ -1,0 +1,63 @@
+import type { EffectOutcome, WorkspaceFile, WorkspacePort } from '@parley/tools';
+import type { Lease } from './run.repository';
+import type { StoreContext } from './store.context';
+
+/** A run's workspace in Redis; writes are fenced by the lease and applied once per effect id. */
+export class RedisWorkspace implements WorkspacePort {
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly lease: Lease,
+    private readonly maxWorkspaceBytes: number,
+  ) {}
+
+  private get key(): string {
+    return this.ctx.keys.workspace(this.lease.tenant, this.lease.runId);
+  }
+
+  async list(): Promise<WorkspaceFile[]> {
+    const paths = await this.ctx.redis.hkeys(this.key);
+    const pipeline = this.ctx.redis.pipeline();
+    paths.forEach((path) => pipeline.hstrlen(this.key, path));
+    const sizes = (await pipeline.exec()) ?? [];
+    return paths.map((path, i) => ({ path, bytes: Number(sizes[i]?.[1] ?? 0) })).sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  read(path: string): Promise<string | null> {
+    return this.ctx.redis.hget(this.key, path);
+  }
+
+  write(effectId: string, path: string, content: string): Promise<EffectOutcome> {
+    return this.effect(effectId, 'write', path, content);
+  }
+
+  delete(effectId: string, path: string): Promise<EffectOutcome> {
+    return this.effect(effectId, 'delete', path, '');
+  }
+
+  private async effect(effectId: string, op: 'write' | 'delete', path: string, content: string): Promise<EffectOutcome> {
+    const { tenant, runId, token } = this.lease;
+    const [status, detail] = (await this.ctx.scripts.run(
+      'workspaceEffect',
+      [this.ctx.keys.run(tenant, runId), this.key, this.ctx.keys.effects(tenant, runId)],
+      [token, effectId, op, path, content, this.maxWorkspaceBytes, Date.now(), this.ctx.options.leaseMs],
+    )) as [string, string?];
+    switch (status) {
+      case 'applied':
+      case 'replayed':
+        return { status, result: detail ?? '' };
+      case 'rejected':
+        return { status, error: detail ?? 'rejected' };
+      default:
+        throw new LeaseLostError(runId);
+    }
+  }
+}
+
+/** The caller no longer holds the run: another worker took it over. Stop without writing. */
+export class LeaseLostError extends Error {
+  readonly code = 'lease_lost';
+  constructor(readonly runId: string) {
+    super(`lease on run ${runId} was lost to another worker`);
+    this.name = 'LeaseLostError';
+  }
+}

@@ -1,0 +1,12 @@
+import { checkInput, isRecord, trimAndBound } from './tool.input';
+import { FINISH_SUMMARY_MAX_BYTES } from './tool.limits';
+import { FinishInputSchema } from './tool.schemas';
+
+export type PreparedFinish = { ok: true; summary: string } | { ok: false; error: string };
+
+/** The summary of a `finish` call, trimmed and cut to FINISH_SUMMARY_MAX_BYTES; an empty one is refused. */
+export function prepareFinish(input: unknown): PreparedFinish {
+  const normalised = isRecord(input) ? { summary: trimAndBound(input.summary, FINISH_SUMMARY_MAX_BYTES) } : input;
+  const checked = checkInput('finish', FinishInputSchema, normalised);
+  return checked.ok ? { ok: true, summary: checked.value.summary } : checked;
+}

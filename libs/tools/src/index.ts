@@ -1,0 +1,20 @@
+export * from './tool.names';
+export * from './tool.limits';
+export * from './tool.schemas';
+export { UnknownToolError, toolDescription, toolSpecs } from './tool.catalogue';
+export { truncateUtf8, utf8ByteLength } from './utf8';
+export { errorResult, okResult, type ToolResult } from './tool-result';
+export { prepareHumanToolCall, type PreparedHumanToolCall } from './human-tool.arguments';
+export {
+  CANCELLED_ERROR,
+  NO_ANSWER_ERROR,
+  ResolutionMismatchError,
+  SKIPPED_FOR_QUESTION_ERROR,
+  budgetExhaustedResult,
+  renderResolution,
+  skippedForQuestionResult,
+} from './human-tool.result';
+export { normaliseWorkspacePath } from './workspace.path';
+export { executeWorkspaceTool, type WorkspaceLimits, type WorkspaceToolCall } from './workspace.tools';
+export { prepareFinish, type PreparedFinish } from './finish.tool';
+export type { EffectOutcome, WorkspaceFile, WorkspacePort } from './workspace.port';

@@ -1,0 +1,115 @@
+import { ParleyError } from '@parley/contracts';
+import type { ToolSpec } from '@parley/models';
+import { z } from 'zod';
+import { HUMAN_TOOL_LIMITS } from './tool.limits';
+import { ALL_TOOL_NAMES, isToolName, type ToolName } from './tool.names';
+import {
+  AskUserChoiceInputSchema,
+  AskUserConfirmInputSchema,
+  AskUserTextInputSchema,
+  DeleteFileInputSchema,
+  EditDocumentInputSchema,
+  FinishInputSchema,
+  ListFilesInputSchema,
+  PresentForReviewInputSchema,
+  ReadFileInputSchema,
+  WriteFileInputSchema,
+} from './tool.schemas';
+
+interface CatalogueEntry {
+  description: string;
+  schema: z.ZodType;
+}
+
+const WAITS =
+  'Call it on its own: other tool calls in the same turn are put off until the answer. ' +
+  'Ask only when you cannot do well without the person; questions per task are limited, and if the person ' +
+  'does not answer in time you get no answer and carry on with what you have.';
+
+const CATALOGUE: Record<ToolName, CatalogueEntry> = {
+  list_files: {
+    description: "List the files in this run's workspace with their sizes in bytes, the total used and the total allowed.",
+    schema: ListFilesInputSchema,
+  },
+  read_file: {
+    description: 'Read a text file from the workspace.',
+    schema: ReadFileInputSchema,
+  },
+  write_file: {
+    description:
+      'Create a text file in the workspace, or replace it entirely. Folders need not exist first. ' +
+      'A file over the per-file size limit, or a write that would take the workspace over its total limit, is refused.',
+    schema: WriteFileInputSchema,
+  },
+  delete_file: {
+    description: 'Delete a file from the workspace.',
+    schema: DeleteFileInputSchema,
+  },
+  finish: {
+    description:
+      'End the task, with a summary for the person who started it. Call it when the task is done, or when it cannot be done ' +
+      '(say why). You get no further turns after it.',
+    schema: FinishInputSchema,
+  },
+  ask_user_text: {
+    description: `Ask the person a question that needs a written answer, and wait for it. ${WAITS}`,
+    schema: AskUserTextInputSchema,
+  },
+  ask_user_choice: {
+    description:
+      `Ask the person to pick among 2 to ${HUMAN_TOOL_LIMITS.maxOptions} options, and wait; you get back the label picked ` +
+      `(or the list of labels when multi is true). Labels must be distinct. ${WAITS}`,
+    schema: AskUserChoiceInputSchema,
+  },
+  ask_user_confirm: {
+    description: `Ask the person a yes/no question, e.g. before an action they should agree to, and wait; you get back true or false. ${WAITS}`,
+    schema: AskUserConfirmInputSchema,
+  },
+  edit_document: {
+    description: `Give the person a text to edit, with instructions, and wait; you get back the text as they leave it. ${WAITS}`,
+    schema: EditDocumentInputSchema,
+  },
+  present_for_review: {
+    description:
+      'Show the person a piece of work (markdown) to review, and wait; you get back whether they approved it and their ' +
+      `feedback, if any. ${WAITS}`,
+    schema: PresentForReviewInputSchema,
+  },
+};
+
+/** Raised when an agent names a tool Parley does not have. */
+export class UnknownToolError extends ParleyError {
+  constructor(readonly unknownNames: string[]) {
+    super('bad_request', `unknown tool${unknownNames.length === 1 ? '' : 's'}: ${unknownNames.join(', ')} (known: ${ALL_TOOL_NAMES.join(', ')})`, {
+      unknown: unknownNames,
+    });
+  }
+}
+
+const specCache = new Map<ToolName, ToolSpec>();
+
+function specOf(name: ToolName): ToolSpec {
+  let spec = specCache.get(name);
+  if (spec === undefined) {
+    const entry = CATALOGUE[name];
+    // 'input' so that fields with a default (multi) are shown as optional, which they are to the model.
+    const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(entry.schema, { io: 'input' });
+    spec = { name, description: entry.description, input_schema: inputSchema };
+    specCache.set(name, spec);
+  }
+  return spec;
+}
+
+/** The specs offered to the model, in the order named (repeats dropped). Throws UnknownToolError naming every unknown tool. */
+export function toolSpecs(names: readonly string[]): ToolSpec[] {
+  const unknown = names.filter((name) => !isToolName(name));
+  if (unknown.length > 0) {
+    throw new UnknownToolError([...new Set(unknown)]);
+  }
+  return [...new Set(names as readonly ToolName[])].map((name) => structuredClone(specOf(name)));
+}
+
+/** The model-facing description of a tool. */
+export function toolDescription(name: ToolName): string {
+  return CATALOGUE[name].description;
+}

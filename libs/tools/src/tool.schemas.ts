@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { HUMAN_TOOL_LIMITS } from './tool.limits';
+
+const isAbsent = (input: unknown): boolean => input === undefined || input === null;
+
+/** A required string whose errors read well after the field name: "question: is required". */
+function text(description: string, options: { allowEmpty?: boolean } = {}) {
+  const base = z.string({ error: (issue) => (isAbsent(issue.input) ? 'is required' : 'must be a string') });
+  return (options.allowEmpty === true ? base : base.min(1, 'must not be empty')).describe(description);
+}
+
+const limit = (bytes: number): string => `at most ${bytes} bytes; longer text is cut`;
+
+export const ListFilesInputSchema = z.object({});
+
+export const ReadFileInputSchema = z.object({
+  path: text('Relative path with / between folders, e.g. notes/plan.md'),
+});
+
+export const WriteFileInputSchema = z.object({
+  path: text('Relative path with / between folders, e.g. notes/plan.md'),
+  content: text('The whole new content of the file', { allowEmpty: true }),
+});
+
+export const DeleteFileInputSchema = z.object({
+  path: text('Relative path of the file to delete'),
+});
+
+export const FinishInputSchema = z.object({
+  summary: text('What you did and what the outcome is, for the person who started the task'),
+});
+
+export const AskUserTextInputSchema = z.object({
+  question: text(`One clear, self-contained question (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
+});
+
+export const ChoiceOptionInputSchema = z.object({
+  label: text(`Short text the person picks; distinct from the other labels (${limit(HUMAN_TOOL_LIMITS.optionLabelBytes)})`),
+  description: z
+    .string({ error: 'must be a string' })
+    .optional()
+    .describe(`Optional detail shown under the label (${limit(HUMAN_TOOL_LIMITS.optionDescriptionBytes)})`),
+});
+
+export const AskUserChoiceInputSchema = z.object({
+  question: text(`The question the options answer (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
+  options: z
+    .array(ChoiceOptionInputSchema, { error: (issue) => (isAbsent(issue.input) ? 'is required' : 'must be an array of {label, description?}') })
+    .min(2, 'needs at least 2 options')
+    .max(HUMAN_TOOL_LIMITS.maxOptions, `at most ${HUMAN_TOOL_LIMITS.maxOptions} options`)
+    .describe(`2 to ${HUMAN_TOOL_LIMITS.maxOptions} options, in the order to show them`),
+  multi: z
+    .boolean({ error: 'must be true or false' })
+    .default(false)
+    .describe('true to let the person pick several options; false (the default) for exactly one'),
+});
+
+export const AskUserConfirmInputSchema = z.object({
+  question: text(`A yes/no question (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
+});
+
+export const EditDocumentInputSchema = z.object({
+  instructions: text(`What the person should do with the text (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
+  content: text(`The text the person edits (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`, { allowEmpty: true }),
+});
+
+export const PresentForReviewInputSchema = z.object({
+  title: text(`Short title of what is reviewed (${limit(HUMAN_TOOL_LIMITS.titleBytes)})`),
+  markdown: text(`The work to review, as markdown (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`),
+});
