@@ -6,3 +6,6 @@ export * from './interaction.repository';
 export * from './event.repository';
 export * from './workspace.repository';
 export * from './queues';
+export * from './store.module';
+export * from './interaction.resolver';
+export * from './queue.worker';

@@ -149,6 +149,12 @@ export class RunRepository {
     )) as EndResult;
   }
 
+  /** Who asked to stop a run a worker was holding. */
+  async cancelRequester(tenant: string, runId: string): Promise<Actor> {
+    const raw = await this.ctx.redis.hget(this.ctx.keys.run(tenant, runId), 'cancelBy');
+    return raw ? (JSON.parse(raw) as Actor) : { kind: 'system' };
+  }
+
   /**
    * Stops a run. `openInteractionId` is the interaction the caller believes open (the run's pending
    * one, or for a worker the question it just asked); `leaseToken` marks the caller as the advancer.

@@ -2,8 +2,16 @@ import { WORKSPACE_PATH_MAX_BYTES } from './tool.limits';
 import type { Checked } from './tool.input';
 import { utf8ByteLength } from './utf8';
 
-// C0 and C1 control characters, DEL, and lone surrogates (which are not valid UTF-8).
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/u;
+/** C0 and C1 control characters, DEL, and lone surrogates (which have no UTF-8 form). */
+function hasForbiddenCharacter(text: string): boolean {
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || (code >= 0xd800 && code <= 0xdfff)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 /**
  * Checks a workspace path and gives its one canonical spelling (NFC, `/`-separated, no `.` or empty
@@ -12,7 +20,7 @@ const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff
 export function normaliseWorkspacePath(raw: string): Checked<string> {
   const fail = (reason: string): Checked<string> => ({ ok: false, error: `invalid path ${JSON.stringify(raw)}: ${reason}` });
   const trimmed = raw.trim();
-  if (FORBIDDEN.test(trimmed)) {
+  if (hasForbiddenCharacter(trimmed)) {
     return fail('control characters and invalid Unicode are not allowed');
   }
   if (trimmed.includes('\\')) {

@@ -15,7 +15,7 @@ if status == 'finished' or status == 'failed' or status == 'cancelled' then
   return {'already', status}
 end
 if status == 'running' and (ARGV[14] == '' or ARGV[14] ~= run[2]) then
-  redis.call('HSET', KEYS[4], 'cancel', '1')
+  redis.call('HSET', KEYS[4], 'cancel', '1', 'cancelBy', ARGV[8])
   redis.call('RPUSH', KEYS[5], 'cancel')
   return {'requested'}
 end
@@ -30,7 +30,7 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('EXPIRE', KEYS[6], ARGV[13])
 end
 redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'updatedAt', AT)
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel')
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
 redis.call('EXPIRE', KEYS[3], ARGV[13])

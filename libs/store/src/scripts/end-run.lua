@@ -15,7 +15,7 @@ redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt
 if ARGV[11] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[9] == 'finished' and 'summary' or 'error', ARGV[11])
 end
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel')
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus(ARGV[9], nil)
 emit(ARGV[12], ARGV[13])
 redis.call('EXPIRE', KEYS[3], ARGV[14])

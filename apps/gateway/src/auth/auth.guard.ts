@@ -1,0 +1,31 @@
+import { Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { TokenClaims } from '@parley/contracts';
+import { AuthService } from './auth.service';
+
+const PUBLIC = 'parley:public';
+/** Marks a route that needs no token (health checks). */
+export const Public = () => SetMetadata(PUBLIC, true);
+
+export interface AuthedRequest {
+  headers: Record<string, string | string[] | undefined>;
+  user?: TokenClaims;
+}
+
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly reflector: Reflector,
+  ) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) {
+      return true;
+    }
+    const request = context.switchToHttp().getRequest<AuthedRequest>();
+    const header = request.headers.authorization;
+    request.user = this.auth.authenticate(Array.isArray(header) ? header[0] : header);
+    return true;
+  }
+}

@@ -1,0 +1,195 @@
+import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import {
+  ConnectedSocket,
+  MessageBody,
+  SubscribeMessage,
+  WebSocketGateway,
+  WebSocketServer,
+  type OnGatewayConnection,
+  type OnGatewayDisconnect,
+  type OnGatewayInit,
+} from '@nestjs/websockets';
+import type { Namespace, Socket } from 'socket.io';
+import {
+  AnswerMessageSchema,
+  SOCKET,
+  SubscribeMessageSchema,
+  parseOrThrow,
+  type ErrorBody,
+  type Interaction,
+  type ParleyEvent,
+  type TokenClaims,
+} from '@parley/contracts';
+import { ParleyStore } from '@parley/store';
+import { AuthService } from '../auth/auth.service';
+import { toErrorReply } from '../http/error.filter';
+import { InteractionsService } from '../interactions/interactions.service';
+import { RunsService } from '../runs/runs.service';
+import { EventFeed } from './event.feed';
+
+/** One socket's view of the event stream: what it asked for and how far it has got. */
+interface Subscription {
+  runId?: string;
+  owner?: string;
+  lastSeq: number;
+  /** While the replay runs, live events wait here so none overtakes or duplicates it. */
+  buffer: ParleyEvent[] | null;
+}
+
+interface SocketData {
+  user: TokenClaims;
+  subscription?: Subscription;
+}
+
+type Ack<T> = ({ ok: true } & T) | ErrorBody;
+
+const REPLAY_PAGE = 500;
+
+@WebSocketGateway({ namespace: SOCKET.namespace, cors: { origin: true } })
+export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGatewayDisconnect, OnModuleDestroy {
+  private readonly logger = new Logger(EventsGateway.name);
+  private readonly sockets = new Map<string, Set<Socket>>();
+  private readonly unlisten: () => void;
+
+  @WebSocketServer() namespace!: Namespace;
+
+  constructor(
+    private readonly auth: AuthService,
+    private readonly feed: EventFeed,
+    private readonly store: ParleyStore,
+    private readonly runs: RunsService,
+    private readonly interactions: InteractionsService,
+  ) {
+    this.unlisten = feed.onEvent((event) => this.fanOut(event));
+  }
+
+  afterInit(namespace: Namespace): void {
+    namespace.use((socket, next) => {
+      try {
+        const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
+        const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
+        (socket.data as SocketData).user = this.auth.authenticate(header);
+        next();
+      } catch (error) {
+        next(new Error(toErrorReply(error).body.error.message));
+      }
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.unlisten();
+  }
+
+  handleConnection(socket: Socket): void {
+    const { tenant } = data(socket).user;
+    let set = this.sockets.get(tenant);
+    if (!set) {
+      set = new Set();
+      this.sockets.set(tenant, set);
+    }
+    set.add(socket);
+  }
+
+  handleDisconnect(socket: Socket): void {
+    const tenant = data(socket).user?.tenant;
+    const set = tenant ? this.sockets.get(tenant) : undefined;
+    set?.delete(socket);
+    if (set?.size === 0) {
+      this.sockets.delete(tenant);
+    }
+  }
+
+  @SubscribeMessage(SOCKET.subscribe)
+  async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number }>> {
+    try {
+      const message = parseOrThrow(SubscribeMessageSchema, body ?? {}, 'subscribe message');
+      const user = data(socket).user;
+      if (message.runId) {
+        await this.runs.get(user, message.runId);
+      }
+      const current = await this.store.events.lastSeq(user.tenant);
+      this.feed.track(user.tenant, current);
+      const subscription: Subscription = {
+        ...(message.runId ? { runId: message.runId } : {}),
+        ...(user.role === 'member' ? { owner: user.sub } : {}),
+        lastSeq: message.since ?? current,
+        buffer: [],
+      };
+      data(socket).subscription = subscription;
+      await this.replay(socket, user.tenant, subscription);
+      const buffered = subscription.buffer ?? [];
+      subscription.buffer = null;
+      buffered.forEach((event) => this.deliver(socket, subscription, event));
+      return { ok: true, lastSeq: subscription.lastSeq };
+    } catch (error) {
+      return toErrorReply(error).body;
+    }
+  }
+
+  @SubscribeMessage(SOCKET.answer)
+  async answer(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ interaction: Interaction }>> {
+    try {
+      const message = parseOrThrow(AnswerMessageSchema, body, 'answer message');
+      const interaction = await this.interactions.answer(data(socket).user, message.interactionId, message.answer);
+      return { ok: true, interaction };
+    } catch (error) {
+      const reply = toErrorReply(error);
+      if (reply.status >= 500) {
+        this.logger.error(`answer failed: ${(error as Error).message}`);
+      }
+      return reply.body;
+    }
+  }
+
+  private async replay(socket: Socket, tenant: string, subscription: Subscription): Promise<void> {
+    for (;;) {
+      const page = subscription.runId
+        ? await this.store.events.readRun(tenant, subscription.runId, subscription.lastSeq, REPLAY_PAGE)
+        : await this.store.events.readTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
+      for (const event of page) {
+        if (matches(subscription, event)) {
+          socket.emit(SOCKET.event, event);
+        }
+        subscription.lastSeq = event.seq;
+      }
+      if (page.length < REPLAY_PAGE) {
+        return;
+      }
+    }
+  }
+
+  private fanOut(event: ParleyEvent): void {
+    const set = this.sockets.get(event.tenant);
+    if (!set) {
+      return;
+    }
+    for (const socket of set) {
+      const subscription = data(socket).subscription;
+      if (subscription) {
+        this.deliver(socket, subscription, event);
+      }
+    }
+  }
+
+  private deliver(socket: Socket, subscription: Subscription, event: ParleyEvent): void {
+    if (subscription.buffer) {
+      subscription.buffer.push(event);
+      return;
+    }
+    if (event.seq <= subscription.lastSeq) {
+      return;
+    }
+    subscription.lastSeq = event.seq;
+    if (matches(subscription, event)) {
+      socket.emit(SOCKET.event, event);
+    }
+  }
+}
+
+function data(socket: Socket): SocketData {
+  return socket.data as SocketData;
+}
+
+function matches(subscription: Subscription, event: ParleyEvent): boolean {
+  return (!subscription.runId || event.runId === subscription.runId) && (!subscription.owner || event.owner === subscription.owner);
+}

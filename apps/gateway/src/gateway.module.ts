@@ -1,0 +1,37 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { AgentCatalog } from '@parley/agents';
+import type { ParleyConfig } from '@parley/platform';
+import { StoreModule } from '@parley/store';
+import { AgentsController } from './agents/agents.controller';
+import { AuthGuard } from './auth/auth.guard';
+import { AuthService } from './auth/auth.service';
+import { EventFeed } from './events/event.feed';
+import { EventsGateway } from './events/events.gateway';
+import { HealthController } from './health/health.controller';
+import { ErrorFilter } from './http/error.filter';
+import { InteractionsController } from './interactions/interactions.controller';
+import { InteractionsService } from './interactions/interactions.service';
+import { RunsController } from './runs/runs.controller';
+import { RunsService } from './runs/runs.service';
+
+@Module({})
+export class GatewayModule {
+  static forRoot(config: ParleyConfig): DynamicModule {
+    return {
+      module: GatewayModule,
+      imports: [StoreModule.forRoot(config)],
+      controllers: [HealthController, AgentsController, RunsController, InteractionsController],
+      providers: [
+        { provide: AgentCatalog, useFactory: () => AgentCatalog.fromDirectory(config.agentsDir, { anthropicAvailable: Boolean(config.anthropicApiKey) }) },
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ErrorFilter },
+        AuthService,
+        RunsService,
+        InteractionsService,
+        EventFeed,
+        EventsGateway,
+      ],
+    };
+  }
+}

@@ -1,0 +1,48 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { Response } from 'express';
+import { ParleyError, type ErrorBody, type ErrorCode } from '@parley/contracts';
+
+/** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(ErrorFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const { status, body } = toErrorReply(exception);
+    if (status >= 500) {
+      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    }
+    response.status(status).json(body);
+  }
+}
+
+const HTTP_CODES: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'invalid_answer',
+};
+
+export function toErrorReply(exception: unknown): { status: number; body: ErrorBody } {
+  if (exception instanceof ParleyError) {
+    return { status: exception.status, body: exception.toBody() };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    return { status, body: { error: { code: HTTP_CODES[status] ?? (status >= 500 ? 'internal' : 'bad_request'), message: exception.message } } };
+  }
+  // body-parser errors carry an HTTP status and a type.
+  const parserError = exception as { status?: number; type?: string; message?: string };
+  if (parserError.type === 'entity.too.large') {
+    return { status: 413, body: { error: { code: 'payload_too_large', message: 'request body is too large' } } };
+  }
+  if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
+    const message = parserError.type === 'entity.parse.failed' ? `malformed JSON body: ${parserError.message ?? ''}` : (parserError.message ?? 'bad request');
+    return { status: 400, body: { error: { code: 'bad_request', message } } };
+  }
+  return { status: 500, body: { error: { code: 'internal', message: 'internal error' } } };
+}

@@ -1,0 +1,27 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { AnswerBodySchema, EntityIdSchema, ListInteractionsQuerySchema, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
+import { User } from '../auth/user.decorator';
+import { parseQuery } from '../http/zod-query';
+import { InteractionsService } from './interactions.service';
+
+@Controller('v1/interactions')
+export class InteractionsController {
+  constructor(private readonly interactions: InteractionsService) {}
+
+  @Get()
+  async list(@User() user: TokenClaims, @Query() query: unknown): Promise<{ interactions: Interaction[] }> {
+    return { interactions: await this.interactions.list(user, parseQuery(ListInteractionsQuerySchema, query)) };
+  }
+
+  @Get(':id')
+  async get(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
+    return { interaction: await this.interactions.get(user, parseOrThrow(EntityIdSchema, id, 'interaction id')) };
+  }
+
+  @Post(':id/answer')
+  @HttpCode(200)
+  async answer(@User() user: TokenClaims, @Param('id') id: string, @Body() body: unknown): Promise<{ interaction: Interaction }> {
+    const interactionId = parseOrThrow(EntityIdSchema, id, 'interaction id');
+    return { interaction: await this.interactions.answer(user, interactionId, parseOrThrow(AnswerBodySchema, body, 'body')) };
+  }
+}

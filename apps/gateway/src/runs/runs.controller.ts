@@ -1,0 +1,60 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  EntityIdSchema,
+  EventsQuerySchema,
+  ListRunsQuerySchema,
+  StartRunBodySchema,
+  parseOrThrow,
+  type Interaction,
+  type LogEntry,
+  type ParleyEvent,
+  type Run,
+  type TokenClaims,
+} from '@parley/contracts';
+import { User } from '../auth/user.decorator';
+import { parseQuery } from '../http/zod-query';
+import { RunsService } from './runs.service';
+
+@Controller('v1/runs')
+export class RunsController {
+  constructor(private readonly runs: RunsService) {}
+
+  @Post()
+  @HttpCode(201)
+  async start(@User() user: TokenClaims, @Body() body: unknown): Promise<{ run: Run }> {
+    return { run: await this.runs.start(user, parseOrThrow(StartRunBodySchema, body, 'body')) };
+  }
+
+  @Get()
+  async list(@User() user: TokenClaims, @Query() query: unknown): Promise<{ runs: Run[] }> {
+    return { runs: await this.runs.list(user, parseQuery(ListRunsQuerySchema, query)) };
+  }
+
+  @Get(':id')
+  async get(@User() user: TokenClaims, @Param('id') id: string): Promise<{ run: Run; interaction?: Interaction }> {
+    const run = await this.runs.get(user, runId(id));
+    const interaction = await this.runs.pendingInteraction(run);
+    return { run, ...(interaction ? { interaction } : {}) };
+  }
+
+  @Get(':id/events')
+  async events(@User() user: TokenClaims, @Param('id') id: string, @Query() query: unknown): Promise<{ events: ParleyEvent[] }> {
+    const { since, limit } = parseQuery(EventsQuerySchema, query);
+    return { events: await this.runs.events(user, runId(id), since, limit) };
+  }
+
+  @Get(':id/log')
+  async log(@User() user: TokenClaims, @Param('id') id: string): Promise<{ entries: LogEntry[] }> {
+    return { entries: await this.runs.log(user, runId(id)) };
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  async cancel(@User() user: TokenClaims, @Param('id') id: string): Promise<{ run: Run }> {
+    return { run: await this.runs.cancel(user, runId(id)) };
+  }
+}
+
+function runId(id: string): string {
+  return parseOrThrow(EntityIdSchema, id, 'run id');
+}

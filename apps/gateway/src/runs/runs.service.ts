@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AgentCatalog } from '@parley/agents';
+import {
+  ConflictError,
+  NotFoundError,
+  TERMINAL_STATUSES,
+  type Interaction,
+  type LogEntry,
+  type ParleyEvent,
+  type Run,
+  type RunStatus,
+  type StartRunBody,
+  type TokenClaims,
+} from '@parley/contracts';
+import { ParleyQueues, ParleyStore } from '@parley/store';
+import { AuthService } from '../auth/auth.service';
+
+@Injectable()
+export class RunsService {
+  constructor(
+    private readonly store: ParleyStore,
+    private readonly queues: ParleyQueues,
+    private readonly agents: AgentCatalog,
+    private readonly auth: AuthService,
+  ) {}
+
+  async start(user: TokenClaims, body: StartRunBody): Promise<Run> {
+    const agent = this.agents.get(body.agent);
+    const runId = randomUUID();
+    const created = await this.store.runs.create({ tenant: user.tenant, runId, owner: user.sub, agent: agent.name, task: body.task, trigger: 'api' });
+    if (!created.created) {
+      throw new ConflictError(`run ${runId} already exists`);
+    }
+    await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
+    return this.get(user, runId);
+  }
+
+  /** A run the caller may see; any other id answers 404, exactly like a missing one. */
+  async get(user: TokenClaims, runId: string): Promise<Run> {
+    const run = await this.store.runs.get(user.tenant, runId);
+    if (!run || !this.auth.canSee(user, run)) {
+      throw new NotFoundError('run', runId);
+    }
+    return run;
+  }
+
+  list(user: TokenClaims, filter: { status?: RunStatus; limit: number }): Promise<Run[]> {
+    return this.store.runs.list(user.tenant, { ...filter, ...(user.role === 'member' ? { owner: user.sub } : {}) });
+  }
+
+  async pendingInteraction(run: Run): Promise<Interaction | undefined> {
+    if (!run.pendingInteractionId) {
+      return undefined;
+    }
+    const interaction = await this.store.interactions.get(run.tenant, run.pendingInteractionId);
+    return interaction?.status === 'open' ? interaction : undefined;
+  }
+
+  async events(user: TokenClaims, runId: string, since: number, limit: number): Promise<ParleyEvent[]> {
+    await this.get(user, runId);
+    return this.store.events.readRun(user.tenant, runId, since, limit);
+  }
+
+  async log(user: TokenClaims, runId: string): Promise<LogEntry[]> {
+    await this.get(user, runId);
+    return this.store.runs.readLog(user.tenant, runId);
+  }
+
+  async cancel(user: TokenClaims, runId: string): Promise<Run> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const run = await this.get(user, runId);
+      if (TERMINAL_STATUSES.includes(run.status)) {
+        throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
+      }
+      const result = await this.store.runs.cancel({ tenant: run.tenant, runId: run.id, owner: run.owner }, { kind: 'user', subject: user.sub, role: user.role }, run.pendingInteractionId ?? null);
+      if (result.status === 'cancelled' && run.pendingInteractionId) {
+        await this.queues.cancelDeadline(run.tenant, run.pendingInteractionId);
+      }
+      if (result.status !== 'stale') {
+        return this.get(user, runId);
+      }
+    }
+    throw new ConflictError(`run ${runId} kept changing; try again`);
+  }
+}

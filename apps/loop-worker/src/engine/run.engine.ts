@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import type { AgentDefinition, EventDraft, RunJob, ToolCall } from '@parley/contracts';
+import { isModelError } from '@parley/models';
+import type { Lease, RunEnding } from '@parley/store';
+import { toolSpecs } from '@parley/tools';
+import { buildConversation } from './conversation';
+import { DeltaEmitter } from './delta.emitter';
+import type { AdvanceOutcome, EngineResources } from './engine.resources';
+import { TurnDispatcher, type SettleResult } from './turn.dispatcher';
+
+/**
+ * Advances one run until it parks or ends. It holds the run's lease while it works; every write
+ * is fenced by that lease, and the model's context is rebuilt from the log on every step.
+ */
+export class RunEngine {
+  private readonly dispatcher: TurnDispatcher;
+
+  constructor(
+    private readonly resources: EngineResources,
+    private readonly leaseMs: number,
+  ) {
+    this.dispatcher = new TurnDispatcher(resources);
+  }
+
+  async advance(job: RunJob): Promise<AdvanceOutcome> {
+    const { store, agents, logger } = this.resources;
+    const run = await store.runs.get(job.tenant, job.runId);
+    if (!run) {
+      return { status: 'idle', runStatus: 'missing' };
+    }
+    const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token: randomUUID() };
+    const acquired = await store.runs.acquire(lease.tenant, lease.runId, lease.owner, lease.token);
+    if (acquired.status !== 'acquired') {
+      return acquired;
+    }
+    const agent = agents.find(run.agent);
+    if (!agent) {
+      await store.runs.end(lease, { status: 'failed', reason: 'internal_error', error: `agent ${run.agent} is no longer configured` });
+      return { status: 'ended', runStatus: 'failed' };
+    }
+    const abort = new AbortController();
+    const heartbeat = setInterval(() => {
+      store.runs.renew(lease).then(
+        (held) => held || abort.abort(),
+        (error: unknown) => logger.warn({ err: error, runId: lease.runId }, 'lease renewal failed'),
+      );
+    }, Math.max(250, Math.floor(this.leaseMs / 3)));
+    try {
+      return await this.loop(lease, agent, abort.signal);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async loop(lease: Lease, agent: AgentDefinition, signal: AbortSignal): Promise<AdvanceOutcome> {
+    const { store } = this.resources;
+    for (;;) {
+      const conversation = buildConversation(await store.runs.readLog(lease.tenant, lease.runId));
+      if (conversation.openTurn) {
+        const settled = await this.dispatcher.settle(lease, agent, conversation, conversation.openTurn.calls);
+        const next = await this.afterSettle(lease, settled);
+        if (next) {
+          return next;
+        }
+        continue;
+      }
+      if (conversation.endedWithoutTools) {
+        return this.end(lease, { status: 'finished', reason: 'no_tool_calls', ...(conversation.lastText ? { summary: conversation.lastText } : {}) });
+      }
+      if (conversation.iterations >= agent.limits.max_iterations) {
+        return this.end(lease, { status: 'finished', reason: 'max_iterations' });
+      }
+      const stepped = await this.callModel(lease, agent, conversation.messages, signal);
+      if (stepped) {
+        return stepped;
+      }
+    }
+  }
+
+  /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
+  private async callModel(
+    lease: Lease,
+    agent: AgentDefinition,
+    messages: ReturnType<typeof buildConversation>['messages'],
+    signal: AbortSignal,
+  ): Promise<AdvanceOutcome | null> {
+    const { store } = this.resources;
+    const deltas = new DeltaEmitter(store.runs, lease);
+    let turn;
+    try {
+      turn = await this.resources.modelFor(agent).complete({
+        system: agent.system_prompt,
+        messages,
+        tools: toolSpecs(agent.tools),
+        onTextDelta: (text) => deltas.push(text),
+        signal,
+      });
+    } catch (error) {
+      await deltas.drain();
+      if (signal.aborted) {
+        return { status: 'lost' };
+      }
+      if (isModelError(error)) {
+        return this.end(lease, { status: 'failed', reason: 'model_error', error: error.message });
+      }
+      throw error;
+    }
+    await deltas.drain();
+    const toolCalls: ToolCall[] = turn.toolCalls.map((call) => ({
+      toolUseId: call.id,
+      effectId: `fx_${randomUUID()}`,
+      name: call.name,
+      input: call.input,
+    }));
+    const events: EventDraft[] = [
+      ...(turn.text ? [{ type: 'message' as const, data: { text: turn.text } }] : []),
+      ...toolCalls.map((call) => ({
+        type: 'tool.call' as const,
+        data: { toolUseId: call.toolUseId, effectId: call.effectId, name: call.name, input: call.input },
+      })),
+    ];
+    const appended = await store.runs.append(lease, { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() }, events);
+    switch (appended.status) {
+      case 'ok':
+        return null;
+      case 'lost':
+        return { status: 'lost' };
+      case 'cancelled':
+        return this.cancel(lease, null);
+    }
+  }
+
+  private async afterSettle(lease: Lease, settled: SettleResult): Promise<AdvanceOutcome | null> {
+    switch (settled.status) {
+      case 'settled':
+        return null;
+      case 'lost':
+        return { status: 'lost' };
+      case 'cancelled':
+        return this.cancel(lease, settled.openInteractionId);
+      case 'finish':
+        return this.end(lease, { status: 'finished', reason: 'finish', summary: settled.summary });
+      case 'park': {
+        const parked = await this.resources.store.runs.park(lease, 'question', settled.interactionId);
+        switch (parked) {
+          case 'parked':
+            return { status: 'parked', interactionId: settled.interactionId };
+          case 'continue':
+            return null;
+          case 'lost':
+            return { status: 'lost' };
+          case 'cancelled':
+            return this.cancel(lease, settled.interactionId);
+        }
+      }
+    }
+  }
+
+  private async end(lease: Lease, ending: RunEnding): Promise<AdvanceOutcome> {
+    const ended = await this.resources.store.runs.end(lease, ending);
+    return ended === 'lost' ? { status: 'lost' } : { status: 'ended', runStatus: ending.status };
+  }
+
+  /** A stop was asked while this worker held the run: end it now, with the question it had opened. */
+  private async cancel(lease: Lease, openInteractionId: string | null): Promise<AdvanceOutcome> {
+    const by = await this.resources.store.runs.cancelRequester(lease.tenant, lease.runId);
+    const result = await this.resources.store.runs.cancel(lease, by, openInteractionId, lease.token);
+    return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
+  }
+}

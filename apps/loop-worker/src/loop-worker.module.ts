@@ -1,0 +1,19 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { AgentCatalog } from '@parley/agents';
+import type { ParleyConfig } from '@parley/platform';
+import { StoreModule } from '@parley/store';
+import { RunProcessor } from './run/run.processor';
+
+@Module({})
+export class LoopWorkerModule {
+  static forRoot(config: ParleyConfig): DynamicModule {
+    return {
+      module: LoopWorkerModule,
+      imports: [StoreModule.forRoot(config)],
+      providers: [
+        { provide: AgentCatalog, useFactory: () => AgentCatalog.fromDirectory(config.agentsDir, { anthropicAvailable: Boolean(config.anthropicApiKey) }) },
+        RunProcessor,
+      ],
+    };
+  }
+}

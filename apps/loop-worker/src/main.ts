@@ -1,0 +1,14 @@
+import { loadConfig } from '@parley/platform';
+import { startLoopWorker } from './loop-worker.app';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const app = await startLoopWorker(config);
+  app.enableShutdownHooks();
+  console.log(`loop-worker ready (concurrency ${config.workerConcurrency}, redis ${config.redisUrl})`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+export * from './agent.loader';
+export * from './agent.catalog';

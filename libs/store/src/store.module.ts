@@ -1,0 +1,53 @@
+import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { createRedis, type ParleyConfig } from '@parley/platform';
+import { ParleyQueues } from './queues';
+import { ParleyStore } from './store';
+
+export const PARLEY_CONFIG = Symbol('PARLEY_CONFIG');
+export const REDIS = Symbol('REDIS');
+export const QUEUE_REDIS = Symbol('QUEUE_REDIS');
+
+/** Provides the config, one Redis client, the store and the queues to an app; closes them last. */
+@Global()
+@Module({})
+export class StoreModule implements OnApplicationShutdown {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
+    private readonly queues: ParleyQueues,
+  ) {}
+
+  static forRoot(config: ParleyConfig): DynamicModule {
+    return {
+      module: StoreModule,
+      providers: [
+        { provide: PARLEY_CONFIG, useValue: config },
+        { provide: REDIS, useFactory: () => createRedis(config.redisUrl) },
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(config.redisUrl, 'blocking') },
+        {
+          provide: ParleyStore,
+          inject: [REDIS],
+          useFactory: (redis: Redis) =>
+            new ParleyStore(redis, {
+              prefix: config.prefix,
+              eventsMaxLen: config.eventsMaxLen,
+              retentionSecs: config.retentionSecs,
+              leaseMs: config.leaseMs,
+            }),
+        },
+        {
+          provide: ParleyQueues,
+          inject: [QUEUE_REDIS, ParleyStore],
+          useFactory: (redis: Redis, store: ParleyStore) => new ParleyQueues(redis, store.ctx.keys.bullPrefix()),
+        },
+      ],
+      exports: [PARLEY_CONFIG, REDIS, QUEUE_REDIS, ParleyStore, ParleyQueues],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queues.close();
+    await Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]);
+  }
+}

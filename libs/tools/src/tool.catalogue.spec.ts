@@ -1,0 +1,116 @@
+import { ParleyError } from '@parley/contracts';
+import { UnknownToolError, toolSpecs } from './tool.catalogue';
+import { ALL_TOOL_NAMES, HUMAN_TOOLS, HUMAN_TOOL_KINDS, WORKSPACE_TOOLS, isHumanTool, isToolName, isWorkspaceTool } from './tool.names';
+
+describe('tool names', () => {
+  it('lists every tool once', () => {
+    expect([...ALL_TOOL_NAMES].sort()).toEqual(
+      [
+        'ask_user_choice',
+        'ask_user_confirm',
+        'ask_user_text',
+        'delete_file',
+        'edit_document',
+        'finish',
+        'list_files',
+        'present_for_review',
+        'read_file',
+        'write_file',
+      ].sort(),
+    );
+  });
+
+  it('tells human tools from the others', () => {
+    for (const name of HUMAN_TOOLS) {
+      expect(isHumanTool(name)).toBe(true);
+      expect(isWorkspaceTool(name)).toBe(false);
+    }
+    for (const name of [...WORKSPACE_TOOLS, 'finish', 'nope', '']) {
+      expect(isHumanTool(name)).toBe(false);
+    }
+    expect(isWorkspaceTool('finish')).toBe(false);
+    expect(isToolName('finish')).toBe(true);
+    expect(isToolName('toString')).toBe(false);
+  });
+
+  it('maps human tools to interaction kinds', () => {
+    expect(HUMAN_TOOL_KINDS).toEqual({
+      ask_user_text: 'free_text',
+      ask_user_choice: 'multiple_choice',
+      ask_user_confirm: 'confirm',
+      edit_document: 'edit_text',
+      present_for_review: 'review',
+    });
+  });
+});
+
+describe('toolSpecs', () => {
+  it('gives a spec for every tool: object JSON Schema, no $schema key, non-empty description', () => {
+    const specs = toolSpecs(ALL_TOOL_NAMES);
+    expect(specs.map((spec) => spec.name)).toEqual([...ALL_TOOL_NAMES]);
+    for (const spec of specs) {
+      expect(spec.description.length).toBeGreaterThan(10);
+      expect(spec.input_schema).toMatchObject({ type: 'object', properties: expect.any(Object) });
+      expect(spec.input_schema).not.toHaveProperty('$schema');
+    }
+  });
+
+  it('describes ask_user_choice with options of 2 to 20 and an optional multi', () => {
+    const [spec] = toolSpecs(['ask_user_choice']);
+    expect(spec.input_schema).toMatchObject({
+      required: ['question', 'options'],
+      properties: {
+        question: { type: 'string' },
+        options: {
+          type: 'array',
+          minItems: 2,
+          maxItems: 20,
+          items: { type: 'object', properties: { label: { type: 'string' }, description: { type: 'string' } }, required: ['label'] },
+        },
+        multi: { type: 'boolean', default: false },
+      },
+    });
+  });
+
+  it('describes the other inputs with their required fields', () => {
+    const required = Object.fromEntries(toolSpecs(ALL_TOOL_NAMES).map((spec) => [spec.name, spec.input_schema.required ?? []]));
+    expect(required).toEqual({
+      list_files: [],
+      read_file: ['path'],
+      write_file: ['path', 'content'],
+      delete_file: ['path'],
+      finish: ['summary'],
+      ask_user_text: ['question'],
+      ask_user_choice: ['question', 'options'],
+      ask_user_confirm: ['question'],
+      edit_document: ['instructions', 'content'],
+      present_for_review: ['title', 'markdown'],
+    });
+  });
+
+  it('keeps the order asked for and drops repeats', () => {
+    expect(toolSpecs(['finish', 'read_file', 'finish']).map((spec) => spec.name)).toEqual(['finish', 'read_file']);
+    expect(toolSpecs([])).toEqual([]);
+  });
+
+  it('hands out copies, so a caller cannot change the catalogue', () => {
+    const [first] = toolSpecs(['read_file']);
+    first.input_schema.properties = {};
+    expect(toolSpecs(['read_file'])[0].input_schema.properties).toHaveProperty('path');
+  });
+
+  it('throws a typed error naming every unknown tool', () => {
+    let thrown: unknown;
+    try {
+      toolSpecs(['read_file', 'rm_rf', 'shell', 'rm_rf']);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(UnknownToolError);
+    expect(thrown).toBeInstanceOf(ParleyError);
+    const error = thrown as UnknownToolError;
+    expect(error.unknownNames).toEqual(['rm_rf', 'shell']);
+    expect(error.code).toBe('bad_request');
+    expect(error.message).toMatch(/^unknown tools: rm_rf, shell \(known: list_files, /);
+  });
+});
