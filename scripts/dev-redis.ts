@@ -24,7 +24,11 @@ export async function pingRedis(url: string, timeoutMs = 1500): Promise<PingResu
     enableOfflineQueue: false,
     enableReadyCheck: false,
   });
-  client.on('error', () => undefined);
+  // The connect promise only says "Connection is closed."; the error event says why.
+  let cause: string | undefined;
+  client.on('error', (error: Error) => {
+    cause ??= error.message;
+  });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<string>((resolve) => {
     timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs + 500);
@@ -33,7 +37,7 @@ export async function pingRedis(url: string, timeoutMs = 1500): Promise<PingResu
     const reply = await Promise.race([client.connect().then(() => client.ping()), timeout]);
     return reply === 'PONG' ? { ok: true } : { ok: false, reason: `answered ${JSON.stringify(reply)}` };
   } catch (error) {
-    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+    return { ok: false, reason: cause ?? (error instanceof Error ? error.message : String(error)) };
   } finally {
     clearTimeout(timer);
     client.disconnect();

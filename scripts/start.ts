@@ -9,7 +9,6 @@ import { loadConfig, signToken, type ParleyConfig } from '@parley/platform';
 import { ensureRedis, redactUrl, type DevRedis } from './dev-redis';
 import { formatLine } from './log-format';
 import { canListen } from './ports';
-import { RedisNotInstalledError } from './redis-process';
 import { describeExit, ServiceProcess } from './service-process';
 
 const SERVICES = ['gateway', 'loop-worker', 'interaction-service'] as const;
@@ -41,7 +40,10 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
     return;
   }
   stopping = true;
-  say(`stopping (${reason})`);
+  const anythingRunning = services.length > 0 || redis?.server !== undefined;
+  if (anythingRunning) {
+    say(`stopping (${reason})`);
+  }
   const outcomes = await Promise.all(services.map(async (s) => ({ name: s.name, how: await s.stop(STOP_TIMEOUT_MS) })));
   for (const { name } of outcomes.filter((o) => o.how === 'killed')) {
     say(`${name} did not stop within ${STOP_TIMEOUT_MS / 1000} s: killed with SIGKILL`);
@@ -53,7 +55,9 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
       exitCode = 1;
     }
   }
-  say(exitCode === 0 ? 'stopped' : `stopped, exit code ${exitCode}`);
+  if (anythingRunning) {
+    say(exitCode === 0 ? 'stopped' : `stopped, exit code ${exitCode}`);
+  }
   process.exit(exitCode);
 }
 
@@ -160,8 +164,7 @@ async function main(): Promise<void> {
       onRedisLine: printFrom('redis'),
     });
   } catch (error) {
-    const hint = error instanceof RedisNotInstalledError ? '' : '\nSet REDIS_URL to a running Redis, or fix the error above.';
-    return fail(`${error instanceof Error ? error.message : String(error)}${hint}`);
+    return fail(error instanceof Error ? error.message : String(error));
   }
   void redis.server?.exited.then((exit) => {
     if (!stopping) {

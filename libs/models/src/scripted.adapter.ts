@@ -33,8 +33,8 @@ export class ScriptedModelAdapter implements ModelAdapter {
       input: fillTemplate(call.input ?? {}, answer),
     }));
     for (const chunk of chunks(text, DELTA_CHUNKS)) {
-      // Yield between chunks so listeners see separate deliveries, as from a real stream.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // Deliver asynchronously, as a real stream does; a microtask, so fake timers cannot stall it.
+      await Promise.resolve();
       throwIfAborted(request.signal);
       request.onTextDelta?.(chunk);
     }

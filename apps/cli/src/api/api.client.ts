@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import {
+  AgentSummarySchema,
+  ErrorBodySchema,
+  InteractionSchema,
+  LogEntrySchema,
+  RunSchema,
+  type AgentSummary,
+  type AnswerBody,
+  type Interaction,
+  type LogEntry,
+  type Run,
+  type RunStatus,
+} from '@parley/contracts';
+import { ApiError } from './api.error';
+import { RawEventSchema, type RawEvent } from './event.parse';
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+const AgentsReply = z.object({ agents: z.array(AgentSummarySchema) });
+const RunReply = z.object({ run: RunSchema });
+const RunsReply = z.object({ runs: z.array(RunSchema) });
+const RunDetailReply = z.object({ run: RunSchema, interaction: InteractionSchema.nullish() });
+const EventsReply = z.object({ events: z.array(RawEventSchema) });
+const LogReply = z.object({ entries: z.array(LogEntrySchema) });
+const InteractionsReply = z.object({ interactions: z.array(InteractionSchema) });
+const InteractionReply = z.object({ interaction: InteractionSchema });
+
+type Query = Record<string, string | number | undefined>;
+
+/** The gateway's HTTP API. Every failure is an ApiError carrying the gateway's code and message. */
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: string,
+    private readonly fetchFn: typeof fetch = fetch,
+  ) {}
+
+  async listAgents(): Promise<AgentSummary[]> {
+    return (await this.request('GET', '/v1/agents', AgentsReply)).agents;
+  }
+
+  async startRun(agent: string, task: string): Promise<Run> {
+    return (await this.request('POST', '/v1/runs', RunReply, { body: { agent, task } })).run;
+  }
+
+  async listRuns(query: { status?: RunStatus; limit?: number } = {}): Promise<Run[]> {
+    return (await this.request('GET', '/v1/runs', RunsReply, { query })).runs;
+  }
+
+  async getRun(runId: string): Promise<{ run: Run; interaction?: Interaction }> {
+    const reply = await this.request('GET', `/v1/runs/${segment(runId)}`, RunDetailReply);
+    return reply.interaction ? { run: reply.run, interaction: reply.interaction } : { run: reply.run };
+  }
+
+  async listEvents(runId: string, query: { since?: number; limit?: number } = {}): Promise<RawEvent[]> {
+    return (await this.request('GET', `/v1/runs/${segment(runId)}/events`, EventsReply, { query })).events;
+  }
+
+  async getLog(runId: string): Promise<LogEntry[]> {
+    return (await this.request('GET', `/v1/runs/${segment(runId)}/log`, LogReply)).entries;
+  }
+
+  async cancelRun(runId: string): Promise<Run> {
+    return (await this.request('POST', `/v1/runs/${segment(runId)}/cancel`, RunReply, { body: {} })).run;
+  }
+
+  async listInteractions(query: { status?: 'open' | 'all'; runId?: string } = {}): Promise<Interaction[]> {
+    return (await this.request('GET', '/v1/interactions', InteractionsReply, { query })).interactions;
+  }
+
+  async getInteraction(interactionId: string): Promise<Interaction> {
+    return (await this.request('GET', `/v1/interactions/${segment(interactionId)}`, InteractionReply)).interaction;
+  }
+
+  async answer(interactionId: string, body: AnswerBody): Promise<Interaction> {
+    const path = `/v1/interactions/${segment(interactionId)}/answer`;
+    return (await this.request('POST', path, InteractionReply, { body })).interaction;
+  }
+
+  private async request<S extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: S,
+    options: { query?: Query; body?: unknown } = {},
+  ): Promise<z.infer<S>> {
+    const url = `${this.baseUrl}${path}${queryString(options.query)}`;
+    let response: Response;
+    try {
+      response = await this.fetchFn(url, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          accept: 'application/json',
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new ApiError(0, 'network_error', `cannot reach the gateway at ${this.baseUrl}: ${describeFetchError(error)}`);
+    }
+    const json = parseJson(await response.text());
+    if (!response.ok) {
+      const body = ErrorBodySchema.safeParse(json);
+      if (body.success) {
+        throw ApiError.fromBody(body.data, response.status);
+      }
+      throw new ApiError(response.status, 'http_error', `${method} ${path} failed: HTTP ${response.status} ${response.statusText}`.trim());
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+      throw new ApiError(response.status, 'bad_response', `unexpected reply to ${method} ${path}: ${issues}`);
+    }
+    return parsed.data;
+  }
+}
+
+function segment(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function queryString(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) {
+      params.set(key, String(value));
+    }
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') {
+    return undefined;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Node's fetch hides the useful part (ECONNREFUSED, ...) in `cause`. */
+function describeFetchError(error: unknown): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError') {
+      return `no reply within ${REQUEST_TIMEOUT_MS / 1000}s`;
+    }
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error && cause.message !== '') {
+      return cause.message;
+    }
+    return error.message;
+  }
+  return String(error);
+}

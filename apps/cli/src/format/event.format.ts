@@ -1,0 +1,51 @@
+import type { ParleyEvent } from '@parley/contracts';
+import { parseEvent, type RawEvent } from '../api/event.parse';
+import { formatActor, formatResolution } from './interaction.format';
+import { brief, indent } from './text';
+import { formatClock } from './time';
+
+export function formatToolCall(name: string, input: unknown): string {
+  return `→ ${name} ${brief(input, 100)}`.trimEnd();
+}
+
+export function formatToolResult(name: string, isError: boolean, content: string): string {
+  return `${isError ? '✗' : '←'} ${name}${isError ? ' failed' : ''}: ${brief(content, 100)}`;
+}
+
+/** The part of an event line after its type. */
+export function describeEvent(event: ParleyEvent): string {
+  switch (event.type) {
+    case 'run.created':
+      return `agent ${event.data.agent} (${event.data.trigger}): ${brief(event.data.task, 100)}`;
+    case 'run.status':
+      return event.data.waitReason === undefined ? event.data.status : `${event.data.status} (${event.data.waitReason})`;
+    case 'message.delta':
+      return brief(event.data.text, 100);
+    case 'message':
+      return indent(event.data.text, '    ').trimStart();
+    case 'tool.call':
+      return `${event.data.name} ${brief(event.data.input, 100)}`;
+    case 'tool.result':
+      return `${event.data.name} ${event.data.isError ? 'error' : 'ok'}: ${brief(event.data.content, 100)}`;
+    case 'interaction.opened': {
+      const { interaction } = event.data;
+      return `${interaction.prompt.kind} ${interaction.id}: ${brief(interaction.prompt.prompt, 100)}`;
+    }
+    case 'interaction.resolved':
+      return `${event.data.interactionId} ${formatResolution(event.data.outcome, event.data.by, event.data.at)}`;
+    case 'run.finished':
+      return event.data.summary === undefined ? event.data.reason : `${event.data.reason}: ${event.data.summary}`;
+    case 'run.failed':
+      return `${event.data.reason}: ${event.data.error}`;
+    case 'run.cancelled':
+      return `${event.data.reason}, by ${formatActor(event.data.by)}`;
+  }
+}
+
+/** "#12 10:04:05 tool.call  write_file {...}" — one line per event (a message may span more). */
+export function formatEventLine(raw: RawEvent): string {
+  const event = parseEvent(raw);
+  const at = typeof raw.at === 'string' ? formatClock(raw.at) : '--:--:--';
+  const text = event === undefined ? '(not understood by this CLI)' : describeEvent(event);
+  return `#${raw.seq} ${at} ${raw.type.padEnd(20)} ${text}`.trimEnd();
+}

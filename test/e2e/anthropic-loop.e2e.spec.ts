@@ -1,0 +1,122 @@
+import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { TestStack, writeAgents, type TestClient } from '../support/stack';
+
+const tools = ['list_files', 'read_file', 'write_file', 'finish', 'ask_user_text', 'ask_user_confirm'];
+const agent = (name: string, maxAsk: number) => ({
+  name,
+  model: { provider: 'anthropic', name: 'claude-test', max_tokens: 1024 },
+  system_prompt: 'You are tested.',
+  tools,
+  limits: { max_iterations: 10, max_ask_user_per_loop: maxAsk, interaction_timeout_secs: 0 },
+});
+
+function lastUserBlocks(body: { messages: Array<{ role: string; content: unknown }> }): any[] {
+  const last = body.messages[body.messages.length - 1];
+  expect(last.role).toBe('user');
+  return last.content as any[];
+}
+
+describe('the loop against the Anthropic Messages API (real SDK, local server)', () => {
+  let fake: FakeAnthropic;
+  let stack: TestStack;
+  let client: TestClient;
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic({ apiKey: 'test-key' });
+    stack = await TestStack.start({
+      agentsDir: writeAgents([agent('asker', 1), agent('repeater', 3)]),
+      overrides: { anthropicApiKey: 'test-key', anthropicBaseUrl: fake.url, modelMaxRetries: 2 },
+    });
+    client = await stack.connect();
+    await client.subscribe({});
+  });
+
+  afterEach(() => fake.reset());
+
+  afterAll(async () => {
+    client.close();
+    await stack.close();
+    await fake.close();
+  });
+
+  it('streams text, gives a question precedence, enforces the budget and pairs every tool_use', async () => {
+    fake.setResponder([
+      {
+        text: 'Let me ask you first.',
+        chunkSize: 3,
+        toolCalls: [
+          { name: 'write_file', input: { path: 'a.txt', content: 'too early' } },
+          { name: 'ask_user_text', input: { question: '   Which colour?   ' } },
+        ],
+      },
+      { toolCalls: [{ name: 'ask_user_confirm', input: { question: 'Sure?' } }] },
+      { toolCalls: [{ name: 'finish', input: { summary: 'All done.' } }] },
+    ]);
+    const runId = await stack.startRun('asker', 'Paint the fence');
+    const question = await stack.waitForQuestion(runId);
+    expect(question.prompt).toEqual({ kind: 'free_text', prompt: 'Which colour?' });
+    expect((await stack.answer(question.id, { text: 'blue' })).status).toBe(200);
+    const done = await stack.waitForStatus(runId, 'finished');
+    expect(done.run).toMatchObject({ endReason: 'finish', summary: 'All done.' });
+
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.violations).toEqual([]);
+    const first = fake.requests[0] as any;
+    expect(first.system).toBe('You are tested.');
+    expect(first.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Paint the fence' }] }]);
+
+    const [skipped, answered] = lastUserBlocks(fake.requests[1] as any);
+    expect(skipped).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('skipped: a question to the user took precedence') });
+    expect(answered).toMatchObject({ type: 'tool_result', content: JSON.stringify({ ok: true, answer: 'blue' }) });
+    expect(answered.is_error).toBeUndefined();
+
+    const [budget] = lastUserBlocks(fake.requests[2] as any);
+    expect(budget).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('finish') });
+    // The history sent is append-only: each request starts with the previous one's messages.
+    expect((fake.requests[2] as any).messages.slice(0, 3)).toEqual((fake.requests[1] as any).messages);
+
+    const interactions = await stack.http('GET', `/v1/interactions?status=all&runId=${runId}`);
+    expect(interactions.body.interactions).toHaveLength(1);
+    expect(await stack.redis.hget(`${stack.config.prefix}:{t:acme}:run:${runId}:ws`, 'a.txt')).toBeNull();
+
+    // Text streamed as deltas while the model wrote; the log keeps the final message only.
+    const deltas = client.events.filter((e) => e.runId === runId && e.type === 'message.delta').map((e: any) => e.data.text);
+    expect(deltas.join('')).toBe('Let me ask you first.');
+    const log = await stack.log(runId);
+    expect(log.filter((e) => e.type === 'assistant').map((e) => e.text)).toEqual(['Let me ask you first.', '', '']);
+  });
+
+  it('keeps questions apart when the provider reuses a tool_use id across runs', async () => {
+    fake.setResponder((body) => {
+      const task = (body.messages[0].content as any[])[0].text as string;
+      const answered = body.messages.length > 1;
+      return answered
+        ? { toolCalls: [{ name: 'finish', input: { summary: `${task} done` } }] }
+        : { toolCalls: [{ id: 'toolu_same', name: 'ask_user_text', input: { question: `About ${task}?` } }] };
+    });
+    const runA = await stack.startRun('repeater', 'A');
+    const runB = await stack.startRun('repeater', 'B');
+    const [qa, qb] = await Promise.all([stack.waitForQuestion(runA), stack.waitForQuestion(runB)]);
+    expect(qa.id).not.toBe(qb.id);
+    expect([qa.prompt.prompt, qb.prompt.prompt]).toEqual(['About A?', 'About B?']);
+    await stack.answer(qb.id, { text: 'for B' });
+    await stack.answer(qa.id, { text: 'for A' });
+    await Promise.all([stack.waitForStatus(runA, 'finished'), stack.waitForStatus(runB, 'finished')]);
+    const resumed = fake.requests.filter((r) => r.messages.length > 1).map((r) => [(r.messages[0].content as any[])[0].text, lastUserBlocks(r as any)]);
+    expect(resumed).toEqual(
+      expect.arrayContaining([
+        ['A', [{ type: 'tool_result', tool_use_id: 'toolu_same', content: '{"ok":true,"answer":"for A"}' }]],
+        ['B', [{ type: 'tool_result', tool_use_id: 'toolu_same', content: '{"ok":true,"answer":"for B"}' }]],
+      ]),
+    );
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('fails the run with model_error when the API keeps failing, after retrying', async () => {
+    fake.setResponder(() => ({ status: 529, retryAfterMs: 1 }));
+    const runId = await stack.startRun('asker');
+    const failed = await stack.waitForStatus(runId, 'failed');
+    expect(failed.run.endReason).toBe('model_error');
+    expect(fake.requests).toHaveLength(3);
+  });
+});
