@@ -1,0 +1,106 @@
+import type { Command } from 'commander';
+import { StreamUnavailableError, EventStream } from '../api/event.stream';
+import type { ActionFactory, CliContext } from '../cli.context';
+import { EXIT, UsageError } from '../cli.errors';
+import { InteractionPrompter } from '../prompt/interaction.prompter';
+import { LineReader } from '../prompt/line.reader';
+import { RunFollower } from './run.follower';
+
+interface RunOptions {
+  detach?: boolean;
+}
+
+export function registerRunCommand(program: Command, action: ActionFactory): void {
+  program
+    .command('run')
+    .description('start a run and follow it, answering its questions in the terminal')
+    .argument('<agent>', 'agent name (see: parley agents)')
+    .argument('<task...>', 'what the agent should do (quote it, or the words are joined with spaces)')
+    .option('-d, --detach', 'print the run id and exit instead of following the run')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Questions are asked on stdin: free text on one line; option numbers (0-based, comma-separated',
+        'when several may be picked); y/n to confirm; for a document edit, the new text ended by a line',
+        'with a single "." (an empty first line keeps the document); for a review, y/n then optional feedback.',
+        'With --json, events are printed to stdout as JSON lines and prompts go to stderr.',
+        'Exit codes: 0 finished, 1 failed or cancelled (or error), 130 interrupted.',
+      ].join('\n'),
+    )
+    .action(
+      action(async (ctx, cmd) => {
+        const [agent, words] = cmd.processedArgs as [string, string[]];
+        const task = words.join(' ').trim();
+        if (task === '') {
+          throw new UsageError('the task must not be empty');
+        }
+        const { detach } = cmd.opts<RunOptions>();
+        const run = await ctx.api().startRun(agent, task);
+        if (detach === true) {
+          if (ctx.json) {
+            ctx.line(JSON.stringify({ runId: run.id }));
+          } else {
+            ctx.line(`started run ${run.id} (agent ${run.agent})`);
+            ctx.line(`follow it with: parley logs ${run.id} -f`);
+          }
+          return EXIT.ok;
+        }
+        if (!ctx.json) {
+          ctx.line(`run ${run.id} started (agent ${run.agent})`);
+        }
+        return followRun(ctx, run.id);
+      }),
+    );
+}
+
+/** Follows a run to its end over socket.io, prompting for its questions; returns the exit code. */
+export async function followRun(ctx: CliContext, runId: string): Promise<number> {
+  const { baseUrl, token } = ctx.connection();
+  const api = ctx.api();
+  const promptOutput = ctx.json ? ctx.io.stderr : ctx.io.stdout;
+  let reader: LineReader | undefined;
+  let prompter: InteractionPrompter | undefined;
+  let stream: EventStream | undefined;
+
+  const follower: RunFollower = new RunFollower({
+    runId,
+    json: ctx.json,
+    stdout: ctx.io.stdout,
+    stderr: ctx.io.stderr,
+    prompter: () => {
+      reader ??= new LineReader(ctx.io.stdin, promptOutput, () => follower.interrupt());
+      prompter ??= new InteractionPrompter(reader, (text) => promptOutput.write(text));
+      return prompter;
+    },
+    answer: async (interactionId, body) => {
+      if (stream !== undefined) {
+        try {
+          return await stream.answer(interactionId, body);
+        } catch (error) {
+          if (!(error instanceof StreamUnavailableError)) {
+            throw error;
+          }
+        }
+      }
+      return api.answer(interactionId, body);
+    },
+    lookup: (interactionId) => api.getInteraction(interactionId),
+  });
+
+  stream = new EventStream({
+    baseUrl,
+    token,
+    runId,
+    since: 0,
+    onEvent: (event) => follower.handle(event),
+    onNotice: (message) => follower.notice(message),
+    onFatal: (error) => follower.fail(error),
+  });
+  try {
+    return await follower.outcome;
+  } finally {
+    stream.close();
+    reader?.close();
+  }
+}

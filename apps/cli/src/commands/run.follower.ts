@@ -1,0 +1,287 @@
+import type { Writable } from 'node:stream';
+import type { AnswerBody, Interaction, ParleyEvent } from '@parley/contracts';
+import { ApiError } from '../api/api.error';
+import { parseEvent, type RawEvent } from '../api/event.parse';
+import { EXIT } from '../cli.errors';
+import { formatToolCall, formatToolResult } from '../format/event.format';
+import { formatActor, formatResolution, respondHint } from '../format/interaction.format';
+import { TextOutput } from '../format/text.output';
+import type { InteractionPrompter } from '../prompt/interaction.prompter';
+import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
+
+export interface RunFollowerDeps {
+  runId: string;
+  json: boolean;
+  stdout: Writable;
+  stderr: Writable;
+  /** Called on the first question only, so runs that never ask leave stdin alone. */
+  prompter: () => InteractionPrompter;
+  answer: (interactionId: string, body: AnswerBody) => Promise<Interaction>;
+  lookup: (interactionId: string) => Promise<Interaction>;
+}
+
+/**
+ * Reacts to one run's events: prints them, asks the person each open question once, and settles
+ * `outcome` with the exit code when the run ends. Questions are asked one at a time while events
+ * keep flowing, so a question answered elsewhere (or a run that ends) withdraws the prompt.
+ */
+export class RunFollower {
+  readonly outcome: Promise<number>;
+  private settle!: (code: number) => void;
+  private reject!: (error: unknown) => void;
+  private readonly out: TextOutput;
+  private readonly notes: TextOutput;
+  private finished = false;
+  private streamed = false;
+  private inputClosed = false;
+  private readonly known = new Set<string>();
+  private readonly resolved = new Set<string>();
+  private readonly answeredHere = new Set<string>();
+  private queue: Interaction[] = [];
+  private pumping = false;
+  private active?: { id: string; controller: AbortController };
+  private sending?: string;
+
+  constructor(private readonly deps: RunFollowerDeps) {
+    this.outcome = new Promise<number>((resolve, reject) => {
+      this.settle = resolve;
+      this.reject = reject;
+    });
+    this.out = new TextOutput(deps.stdout);
+    this.notes = deps.json ? new TextOutput(deps.stderr) : this.out;
+  }
+
+  handle(raw: RawEvent): void {
+    if (this.finished) {
+      return;
+    }
+    if (this.deps.json) {
+      this.deps.stdout.write(`${JSON.stringify(raw)}\n`);
+    }
+    const event = parseEvent(raw);
+    if (event === undefined) {
+      this.human(`(skipped event #${raw.seq} "${raw.type}": not understood by this CLI)`);
+      return;
+    }
+    if (event.runId === this.deps.runId) {
+      this.apply(event);
+    }
+  }
+
+  /** Connection trouble reported by the event stream. */
+  notice(message: string): void {
+    this.warn(message);
+  }
+
+  interrupt(): void {
+    if (this.finished) {
+      return;
+    }
+    this.note(`interrupted; run ${this.deps.runId} keeps going (follow it with: parley logs ${this.deps.runId} -f)`);
+    this.end(EXIT.interrupted);
+  }
+
+  fail(error: unknown): void {
+    if (this.finished) {
+      return;
+    }
+    this.stop();
+    this.reject(error);
+  }
+
+  private apply(event: ParleyEvent): void {
+    switch (event.type) {
+      case 'run.created':
+      case 'run.status':
+        return;
+      case 'message.delta':
+        if (!this.deps.json) {
+          this.out.text(event.data.text);
+        }
+        this.streamed = true;
+        return;
+      case 'message':
+        // The full text repeats what the deltas already showed.
+        if (this.streamed) {
+          this.out.breakLine();
+        } else {
+          this.human(event.data.text);
+        }
+        this.streamed = false;
+        return;
+      case 'tool.call':
+        this.human(formatToolCall(event.data.name, event.data.input));
+        return;
+      case 'tool.result':
+        this.human(formatToolResult(event.data.name, event.data.isError, event.data.content));
+        return;
+      case 'interaction.opened':
+        this.opened(event.data.interaction);
+        return;
+      case 'interaction.resolved':
+        this.closedElsewhere(event.data.interactionId, formatResolution(event.data.outcome, event.data.by, event.data.at));
+        return;
+      case 'run.finished': {
+        const summary = event.data.summary === undefined ? '' : `: ${event.data.summary}`;
+        this.end(EXIT.ok, () => this.human(`✓ run finished (${event.data.reason})${summary}`));
+        return;
+      }
+      case 'run.failed':
+        this.end(EXIT.error, () => this.warn(`✗ run failed (${event.data.reason}): ${event.data.error}`));
+        return;
+      case 'run.cancelled':
+        this.end(EXIT.error, () => this.warn(`✗ run cancelled by ${formatActor(event.data.by)} (${event.data.reason})`));
+        return;
+    }
+  }
+
+  private opened(interaction: Interaction): void {
+    if (this.known.has(interaction.id) || this.resolved.has(interaction.id)) {
+      return;
+    }
+    this.known.add(interaction.id);
+    this.queue.push(interaction);
+    void this.pump();
+  }
+
+  private closedElsewhere(id: string, resolution: string): void {
+    this.resolved.add(id);
+    this.queue = this.queue.filter((interaction) => interaction.id !== id);
+    if (this.answeredHere.has(id) || this.sending === id || !this.known.has(id)) {
+      return;
+    }
+    if (this.active?.id === id) {
+      this.active.controller.abort();
+      this.note(`interaction ${id} was ${resolution}; your answer is no longer needed`);
+      return;
+    }
+    this.note(`interaction ${id} was ${resolution}`);
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      return;
+    }
+    this.pumping = true;
+    try {
+      for (let next = this.queue.shift(); next !== undefined && !this.finished; next = this.queue.shift()) {
+        await this.attend(next);
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async attend(interaction: Interaction): Promise<void> {
+    if (this.resolved.has(interaction.id)) {
+      return;
+    }
+    if (this.inputClosed) {
+      this.note(`waiting for an answer from elsewhere: ${respondHint(interaction)}`);
+      return;
+    }
+    const current = await this.stillOpen(interaction);
+    if (current === undefined || this.finished || this.resolved.has(interaction.id)) {
+      return;
+    }
+    const controller = new AbortController();
+    this.active = { id: interaction.id, controller };
+    try {
+      await this.converse(current, controller.signal);
+    } finally {
+      this.active = undefined;
+    }
+  }
+
+  /** A replayed question may have been answered long ago; asking it again would only earn a 409. */
+  private async stillOpen(interaction: Interaction): Promise<Interaction | undefined> {
+    try {
+      const current = await this.deps.lookup(interaction.id);
+      return current.status === 'open' ? current : undefined;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) {
+        return undefined;
+      }
+      return interaction;
+    }
+  }
+
+  private async converse(interaction: Interaction, signal: AbortSignal): Promise<void> {
+    const prompter = this.deps.prompter();
+    let problem: string | undefined;
+    for (;;) {
+      this.notes.breakLine();
+      let body: AnswerBody;
+      try {
+        body = await prompter.ask(interaction, signal, problem);
+      } catch (error) {
+        if (error instanceof PromptCancelledError) {
+          return;
+        }
+        if (error instanceof EndOfInputError) {
+          this.inputClosed = true;
+          this.note(`stdin is closed; waiting for an answer from elsewhere: ${respondHint(interaction)}`);
+          return;
+        }
+        throw error;
+      }
+      this.sending = interaction.id;
+      try {
+        await this.deps.answer(interaction.id, body);
+        this.answeredHere.add(interaction.id);
+        this.note('✓ answer sent');
+        return;
+      } catch (error) {
+        if (!(error instanceof ApiError)) {
+          throw error;
+        }
+        if (error.status === 409) {
+          this.note(`answer not accepted: ${error.message}`);
+          return;
+        }
+        if (error.status === 422 || error.status === 400 || error.status === 413) {
+          problem = error.message;
+        } else if (error.status === 0 || error.status >= 500) {
+          problem = `could not send the answer (${error.message})`;
+        } else {
+          throw error;
+        }
+      } finally {
+        this.sending = undefined;
+      }
+    }
+  }
+
+  private end(code: number, report?: () => void): void {
+    if (this.finished) {
+      return;
+    }
+    this.stop();
+    report?.();
+    this.settle(code);
+  }
+
+  private stop(): void {
+    this.finished = true;
+    this.queue = [];
+    this.active?.controller.abort();
+  }
+
+  private human(line: string): void {
+    if (!this.deps.json) {
+      this.out.line(line);
+    }
+  }
+
+  private note(line: string): void {
+    this.notes.line(line);
+  }
+
+  private warn(line: string): void {
+    this.out.breakLine();
+    this.notes.breakLine();
+    this.deps.stderr.write(`${line}\n`);
+  }
+}

@@ -1,0 +1,54 @@
+import { askerAgent, quickAgent } from '../support/agents';
+import { TestStack, writeAgents } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/** Active timers and handles of this process (the services run in it). */
+function resources(): { total: number; timers: number } {
+  const info = process.getActiveResourcesInfo();
+  return { total: info.length, timers: info.filter((kind) => kind === 'Timeout').length };
+}
+
+describe('parking holds nothing', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent(), quickAgent()]), overrides: { workerConcurrency: 1 } });
+  });
+
+  afterAll(() => stack.close());
+
+  const waitingCount = async () => (await stack.http('GET', '/v1/runs?status=waiting&limit=500')).body.runs.length as number;
+
+  it('with one worker slot, 50 parked runs leave room for a 51st, and no timer or handle grows with them', async () => {
+    const first: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      first.push(await stack.startRun('asker'));
+    }
+    await waitFor(async () => (await waitingCount()) === 5, { message: '5 parked runs' });
+    const before = resources();
+
+    // One at a time, so the test's own HTTP client reuses one keep-alive connection.
+    const rest: string[] = [];
+    for (let i = 0; i < 45; i++) {
+      rest.push(await stack.startRun('asker'));
+    }
+    await waitFor(async () => (await waitingCount()) === 50, { timeoutMs: 30_000, message: '50 parked runs' });
+    const after = resources();
+    expect(after.timers - before.timers).toBeLessThan(5);
+    expect(after.total - before.total).toBeLessThan(10);
+
+    const quick = await stack.startRun('quick');
+    const done = await stack.waitForStatus(quick, 'finished');
+    expect(done.run.summary).toBe('wrote out.txt');
+
+    const parked = [...first, ...rest];
+    for (const runId of parked) {
+      const { interaction } = await stack.run(runId);
+      expect((await stack.answer(interaction.id, { text: `answer for ${runId}` })).status).toBe(200);
+    }
+    for (const runId of parked) {
+      const { run } = await stack.waitForStatus(runId, 'finished');
+      expect(run.summary).toBe(`got: answer for ${runId}`);
+    }
+  });
+});
