@@ -65,12 +65,12 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(first.system).toBe('You are tested.');
     expect(first.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Paint the fence' }] }]);
 
-    const [skipped, answered] = lastUserBlocks(fake.requests[1] as any);
+    const [skipped, answered] = lastUserBlocks(fake.requests[1]);
     expect(skipped).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('skipped: a question to the user took precedence') });
     expect(answered).toMatchObject({ type: 'tool_result', content: JSON.stringify({ ok: true, answer: 'blue' }) });
     expect(answered.is_error).toBeUndefined();
 
-    const [budget] = lastUserBlocks(fake.requests[2] as any);
+    const [budget] = lastUserBlocks(fake.requests[2]);
     expect(budget).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('finish') });
     // The history sent is append-only: each request starts with the previous one's messages.
     expect((fake.requests[2] as any).messages.slice(0, 3)).toEqual((fake.requests[1] as any).messages);

@@ -61,7 +61,6 @@ export async function followRun(ctx: CliContext, runId: string): Promise<number>
   const promptOutput = ctx.json ? ctx.io.stderr : ctx.io.stdout;
   let reader: LineReader | undefined;
   let prompter: InteractionPrompter | undefined;
-  let stream: EventStream | undefined;
 
   const follower: RunFollower = new RunFollower({
     runId,
@@ -73,22 +72,21 @@ export async function followRun(ctx: CliContext, runId: string): Promise<number>
       prompter ??= new InteractionPrompter(reader, (text) => promptOutput.write(text));
       return prompter;
     },
+    // Questions only come in through the stream, so it exists by the time an answer is sent.
     answer: async (interactionId, body) => {
-      if (stream !== undefined) {
-        try {
-          return await stream.answer(interactionId, body);
-        } catch (error) {
-          if (!(error instanceof StreamUnavailableError)) {
-            throw error;
-          }
+      try {
+        return await stream.answer(interactionId, body);
+      } catch (error) {
+        if (!(error instanceof StreamUnavailableError)) {
+          throw error;
         }
+        return api.answer(interactionId, body);
       }
-      return api.answer(interactionId, body);
     },
     lookup: (interactionId) => api.getInteraction(interactionId),
   });
 
-  stream = new EventStream({
+  const stream = new EventStream({
     baseUrl,
     token,
     runId,

@@ -1,5 +1,5 @@
-import { Option, type Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { z } from 'zod';
 import { RoleSchema, SubjectSchema, TenantIdSchema, type Role } from '@parley/contracts';
 import { loadConfig, signToken } from '@parley/platform';
 import type { ActionFactory } from '../cli.context';
@@ -38,7 +38,7 @@ export function registerTokenCommand(program: Command, action: ActionFactory): v
     );
 }
 
-function schemaOption(schema: typeof TenantIdSchema | typeof SubjectSchema): (value: string) => string {
+function schemaOption(schema: z.ZodType<string>): (value: string) => string {
   return (value) => {
     const result = schema.safeParse(value);
     if (!result.success) {

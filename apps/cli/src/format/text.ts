@@ -24,8 +24,9 @@ function safeStringify(value: unknown): string {
     return '';
   }
   try {
-    return JSON.stringify(value) ?? String(value);
+    // undefined for functions and symbols, which never come out of JSON anyway.
+    return (JSON.stringify(value) as string | undefined) ?? '';
   } catch {
-    return String(value);
+    return '[unserialisable]';
   }
 }

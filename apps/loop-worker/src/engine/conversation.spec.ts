@@ -1,0 +1,63 @@
+import type { LogEntry } from '@parley/contracts';
+import { buildConversation } from './conversation';
+
+const at = '2026-01-01T00:00:00.000Z';
+const task: LogEntry = { type: 'task', text: 'Do it', at };
+const ask = (effectId: string, interactionId: string): LogEntry[] => [
+  { type: 'assistant', text: 'Asking.', toolCalls: [{ toolUseId: 'tu_1', effectId, name: 'ask_user_text', input: { question: 'Q?' } }], at },
+  { type: 'question', toolUseId: 'tu_1', effectId, interactionId, prompt: { kind: 'free_text', prompt: 'Q?' }, at },
+];
+const answer = (interactionId: string, text: string): LogEntry => ({
+  type: 'answer',
+  interactionId,
+  outcome: 'answered',
+  answer: { kind: 'free_text', text },
+  by: { kind: 'user', subject: 'alice' },
+  at,
+});
+
+describe('buildConversation', () => {
+  it('starts with the task and nothing open', () => {
+    const conversation = buildConversation([task]);
+    expect(conversation).toMatchObject({ iterations: 0, questionsAsked: 0, openTurn: null, endedWithoutTools: false });
+    expect(conversation.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Do it' }] }]);
+  });
+
+  it('leaves a turn open while its question has no answer', () => {
+    const conversation = buildConversation([task, ...ask('fx1', 'ix1')]);
+    expect(conversation.openTurn?.calls[0]).toMatchObject({ call: { effectId: 'fx1' }, question: { interactionId: 'ix1' } });
+    expect(conversation.openTurn?.calls[0].result).toBeUndefined();
+    expect(conversation.messages).toHaveLength(1);
+    expect(conversation.questionsAsked).toBe(1);
+  });
+
+  it('delivers a recorded answer once, as the call result, even when entries were recorded twice', () => {
+    const entries = [task, ...ask('fx1', 'ix1'), answer('ix1', 'first'), answer('ix1', 'again'), ...ask('fx1', 'ix2').slice(1)];
+    const conversation = buildConversation(entries);
+    expect(conversation.openTurn).toBeNull();
+    expect(conversation.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Do it' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Asking.' }, { type: 'tool_use', id: 'tu_1', name: 'ask_user_text', input: { question: 'Q?' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: '{"ok":true,"answer":"first"}' }] },
+    ]);
+  });
+
+  it('renders an expired question as no answer, not as an error of the model', () => {
+    const expired: LogEntry = { type: 'answer', interactionId: 'ix1', outcome: 'expired', by: { kind: 'deadline' }, at };
+    const [, , result] = buildConversation([task, ...ask('fx1', 'ix1'), expired]).messages;
+    expect(result.content[0]).toMatchObject({ type: 'tool_result', content: expect.stringContaining('no answer') });
+    expect((result.content[0] as { is_error?: boolean }).is_error).toBeUndefined();
+  });
+
+  it('keeps tool results by effect id and marks errors', () => {
+    const entries: LogEntry[] = [
+      task,
+      { type: 'assistant', text: '', toolCalls: [{ toolUseId: 'a', effectId: 'fx1', name: 'read_file', input: { path: 'x' } }], at },
+      { type: 'tool_result', toolUseId: 'a', effectId: 'fx1', name: 'read_file', content: '{"ok":false}', isError: true, at },
+      { type: 'assistant', text: 'Done.', toolCalls: [], at },
+    ];
+    const conversation = buildConversation(entries);
+    expect(conversation).toMatchObject({ iterations: 2, endedWithoutTools: true, lastText: 'Done.', openTurn: null });
+    expect(conversation.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'a', content: '{"ok":false}', is_error: true });
+  });
+});

@@ -1,0 +1,575 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Actor, Answer, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
+import type { AcquireResult, Lease, NewRun } from './run.repository';
+import { ParleyStore } from './store';
+import { LeaseLostError, RedisWorkspace } from './workspace.repository';
+import { waitFor } from '../../../test/support/wait-for';
+
+/**
+ * The atomic steps (the Lua scripts behind the repositories) against a real Redis. Every store
+ * gets a key prefix of its own; the keys are deleted after each test (never FLUSHDB: the Redis is
+ * shared with other test files).
+ */
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RETENTION_SECS = 3600;
+const TENANT = 'acme';
+
+const ALICE: Actor = { kind: 'user', subject: 'alice', role: 'member' };
+const BOB: Actor = { kind: 'user', subject: 'bob', role: 'admin' };
+const CHOICE: Prompt = {
+  kind: 'multiple_choice',
+  prompt: 'What kind of event is it?',
+  options: ['Workshop', 'Retreat', 'Party'].map((label) => ({ label })),
+  multi: false,
+};
+const LABELS = ['Workshop', 'Retreat', 'Party'];
+const RETREAT: Answer = { kind: 'multiple_choice', choices: [1], labels: ['Retreat'] };
+
+const clients: Redis[] = [];
+const prefixes = new Set<string>();
+let admin: Redis;
+
+function makeStore(options: { leaseMs?: number; prefix?: string } = {}): ParleyStore {
+  const prefix = options.prefix ?? `ts-${randomUUID()}`;
+  prefixes.add(prefix);
+  const redis = new Redis(REDIS_URL);
+  clients.push(redis);
+  return new ParleyStore(redis, { prefix, eventsMaxLen: 1000, retentionSecs: RETENTION_SECS, leaseMs: options.leaseMs ?? 2000 });
+}
+
+async function scanKeys(pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found.sort();
+}
+
+beforeAll(() => {
+  admin = new Redis(REDIS_URL);
+});
+
+afterEach(async () => {
+  for (const prefix of prefixes) {
+    const keys = await scanKeys(`${prefix}:*`);
+    if (keys.length > 0) {
+      await admin.unlink(...keys);
+    }
+  }
+  prefixes.clear();
+  await Promise.all(clients.splice(0).map((client) => client.quit()));
+});
+
+afterAll(async () => {
+  await admin.quit();
+});
+
+async function newRun(store: ParleyStore, tenant = TENANT): Promise<NewRun> {
+  const run: NewRun = { tenant, runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan a team offsite', trigger: 'api' };
+  expect(await store.runs.create(run)).toEqual({ created: true, wake: 0 });
+  return run;
+}
+
+async function acquire(store: ParleyStore, run: NewRun, token: string = randomUUID()): Promise<Lease> {
+  expect(await store.runs.acquire(run.tenant, run.runId, run.owner, token)).toEqual({ status: 'acquired' });
+  return { tenant: run.tenant, runId: run.runId, owner: run.owner, token };
+}
+
+function request(run: NewRun, interactionId: string = randomUUID()): InteractionRequest {
+  return {
+    tenant: run.tenant,
+    runId: run.runId,
+    interactionId,
+    owner: run.owner,
+    waitReason: 'question',
+    prompt: CHOICE,
+    timeoutSecs: 3600,
+    requestedAt: new Date().toISOString(),
+  };
+}
+
+async function openInteraction(store: ParleyStore, run: NewRun): Promise<Interaction> {
+  const { result, interaction } = await store.interactions.open(request(run));
+  expect(result).toBe('created');
+  return interaction;
+}
+
+/** A run parked on an open question, as a worker leaves it. */
+async function waitingRun(store: ParleyStore): Promise<{ run: NewRun; lease: Lease; interaction: Interaction }> {
+  const run = await newRun(store);
+  const lease = await acquire(store, run);
+  const interaction = await openInteraction(store, run);
+  expect(await store.runs.park(lease, 'question', interaction.id)).toBe('parked');
+  return { run, lease, interaction };
+}
+
+function events(store: ParleyStore, tenant = TENANT, since = 0): Promise<ParleyEvent[]> {
+  return store.events.readTenant(tenant, since, 1000);
+}
+
+function answers(log: LogEntry[]): Array<Extract<LogEntry, { type: 'answer' }>> {
+  return log.filter((entry): entry is Extract<LogEntry, { type: 'answer' }> => entry.type === 'answer');
+}
+
+function runHash(store: ParleyStore, run: NewRun): Promise<Record<string, string>> {
+  return store.ctx.redis.hgetall(store.ctx.keys.run(run.tenant, run.runId));
+}
+
+async function waitForTakeover(store: ParleyStore, run: NewRun, token: string): Promise<Lease> {
+  const refusals: AcquireResult[] = [];
+  await waitFor(
+    async () => {
+      const result = await store.runs.acquire(run.tenant, run.runId, run.owner, token);
+      if (result.status !== 'acquired') {
+        refusals.push(result);
+      }
+      return result.status === 'acquired';
+    },
+    { timeoutMs: 5000, intervalMs: 10, message: `token ${token} to take run ${run.runId} over` },
+  );
+  // Until then every attempt was refused as busy, for no longer than one lease.
+  for (const refusal of refusals) {
+    expect(refusal).toEqual({ status: 'busy', retryInMs: expect.any(Number) });
+    expect(refusal.status === 'busy' && refusal.retryInMs > 0 && refusal.retryInMs <= store.ctx.options.leaseMs).toBe(true);
+  }
+  return { tenant: run.tenant, runId: run.runId, owner: run.owner, token };
+}
+
+describe('create and acquire', () => {
+  it('creates a queued run once, with its task as the first log entry and two events', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    expect(await store.runs.get(TENANT, run.runId)).toMatchObject({ id: run.runId, tenant: TENANT, owner: 'alice', status: 'queued', agent: 'demo' });
+    expect(await store.runs.readLog(TENANT, run.runId)).toEqual([{ type: 'task', text: 'Plan a team offsite', at: expect.any(String) }]);
+
+    expect(await store.runs.create({ ...run, task: 'another task' })).toEqual({ created: false });
+    expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(1);
+    expect((await store.runs.get(TENANT, run.runId))?.task).toBe('Plan a team offsite');
+    expect((await events(store)).map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run.created'],
+      [2, 'run.status'],
+    ]);
+  });
+
+  it('one advancer: a second token is busy while the first lease lasts', async () => {
+    const store = makeStore({ leaseMs: 2000 });
+    const run = await newRun(store);
+    const first = await acquire(store, run, 'token-a');
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('running');
+
+    const second = await store.runs.acquire(TENANT, run.runId, run.owner, 'token-b');
+    expect(second).toEqual({ status: 'busy', retryInMs: expect.any(Number) });
+    expect(second.status === 'busy' && second.retryInMs > 0 && second.retryInMs <= 2000).toBe(true);
+    expect((await runHash(store, run)).lease).toBe('token-a');
+
+    expect(await store.runs.renew(first)).toBe(true);
+    expect(await store.runs.renew({ ...first, token: 'token-b' })).toBe(false);
+    // The failed acquire changed nothing and emitted nothing.
+    expect((await events(store)).map((e) => e.type)).toEqual(['run.created', 'run.status', 'run.status']);
+  });
+
+  it('a new token takes over once the lease has run out', async () => {
+    const store = makeStore({ leaseMs: 200 });
+    const run = await newRun(store);
+    await acquire(store, run, 'token-a');
+    const before = await events(store);
+
+    await waitForTakeover(store, run, 'token-b');
+    const hash = await runHash(store, run);
+    expect(hash).toMatchObject({ status: 'running', lease: 'token-b' });
+    expect(Number(hash.leaseUntil)).toBeGreaterThan(Date.now() - 50);
+    // running → running is no status change: no event.
+    expect(await events(store)).toEqual(before);
+  });
+
+  it('a run with nothing to do is idle: waiting, ended or missing', async () => {
+    const store = makeStore();
+    const { run } = await waitingRun(store);
+    expect(await store.runs.acquire(TENANT, run.runId, run.owner, 'other')).toEqual({ status: 'idle', runStatus: 'waiting' });
+    expect(await store.runs.acquire(TENANT, randomUUID(), run.owner, 'other')).toEqual({ status: 'idle', runStatus: 'missing' });
+
+    const done = await newRun(store);
+    const lease = await acquire(store, done);
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'ok' })).toBe('ended');
+    expect(await store.runs.acquire(TENANT, done.runId, done.owner, 'other')).toEqual({ status: 'idle', runStatus: 'finished' });
+  });
+});
+
+describe('fencing', () => {
+  it("after a takeover the old token's append, park, end and workspace writes are refused and write nothing", async () => {
+    const store = makeStore({ leaseMs: 200 });
+    const run = await newRun(store);
+    const stale = await acquire(store, run, 'token-a');
+    const fresh = await waitForTakeover(store, run, 'token-b');
+
+    const logBefore = await store.runs.readLog(TENANT, run.runId);
+    const seqBefore = await store.events.lastSeq(TENANT);
+    const entry: LogEntry = { type: 'assistant', text: 'stale thoughts', toolCalls: [], at: new Date().toISOString() };
+
+    expect(await store.runs.append(stale, entry, [{ type: 'message', data: { text: 'stale thoughts' } }])).toEqual({ status: 'lost' });
+    expect(await store.runs.park(stale, 'question', randomUUID())).toBe('lost');
+    expect(await store.runs.end(stale, { status: 'finished', reason: 'finish' })).toBe('lost');
+    expect(await store.runs.renew(stale)).toBe(false);
+    const workspace = new RedisWorkspace(store.ctx, stale, 1024);
+    await expect(workspace.write('fx-1', 'notes.md', 'stale')).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(workspace.delete('fx-2', 'notes.md')).rejects.toThrow(LeaseLostError);
+
+    expect(await store.runs.readLog(TENANT, run.runId)).toEqual(logBefore);
+    expect(await store.events.lastSeq(TENANT)).toBe(seqBefore);
+    expect(await store.ctx.redis.exists(store.ctx.keys.workspace(TENANT, run.runId), store.ctx.keys.effects(TENANT, run.runId))).toBe(0);
+    expect(await runHash(store, run)).toMatchObject({ status: 'running', lease: 'token-b' });
+    expect((await runHash(store, run)).wsBytes).toBeUndefined();
+
+    // The new holder goes on as if nothing happened.
+    expect(await store.runs.append(fresh, entry)).toEqual({ status: 'ok', length: 2 });
+    expect(await new RedisWorkspace(store.ctx, fresh, 1024).write('fx-1', 'notes.md', 'fresh')).toMatchObject({ status: 'applied' });
+    expect(await store.ctx.redis.hget(store.ctx.keys.workspace(TENANT, run.runId), 'notes.md')).toBe('fresh');
+  });
+});
+
+describe('lost wake-up', () => {
+  it('an answer that arrives before the worker parks returns no wake, and park then says continue', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const interaction = await openInteraction(store, run);
+
+    const resolved = await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    expect(resolved).toMatchObject({ status: 'resolved', wake: null, interaction: { status: 'answered', answer: RETREAT, resolvedBy: ALICE } });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('running');
+
+    expect(await store.runs.park(lease, 'question', interaction.id)).toBe('continue');
+    const after = await store.runs.get(TENANT, run.runId);
+    expect(after).toMatchObject({ status: 'running' });
+    expect(after?.pendingInteractionId).toBeUndefined();
+    expect((await events(store)).filter((e) => e.type === 'run.status').map((e) => e.data)).toEqual([{ status: 'queued' }, { status: 'running' }]);
+    // The answer is in the log, where the worker reads it next.
+    expect(answers(await store.runs.readLog(TENANT, run.runId))).toEqual([
+      { type: 'answer', interactionId: interaction.id, outcome: 'answered', answer: RETREAT, by: ALICE, at: expect.any(String) },
+    ]);
+
+    // The wake was consumed: the next park (on a new question) parks.
+    const next = await openInteraction(store, run);
+    expect(await store.runs.park(lease, 'question', next.id)).toBe('parked');
+  });
+
+  it('an answer to a waiting run returns the bumped wake counter and queues the run', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    expect(await store.runs.get(TENANT, run.runId)).toMatchObject({ status: 'waiting', waitReason: 'question', pendingInteractionId: interaction.id });
+    const seq = await store.events.lastSeq(TENANT);
+
+    const resolved = await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    expect(resolved).toMatchObject({ status: 'resolved', wake: 1 });
+    const queued = await store.runs.get(TENANT, run.runId);
+    expect(queued?.status).toBe('queued');
+    expect(queued?.waitReason).toBeUndefined();
+    expect(queued?.pendingInteractionId).toBeUndefined();
+    expect((await events(store, TENANT, seq)).map((e) => [e.type, e.data])).toEqual([
+      ['interaction.resolved', { interactionId: interaction.id, outcome: 'answered', by: ALICE, at: expect.any(String) }],
+      ['run.status', { status: 'queued' }],
+    ]);
+
+    // Another cycle bumps the counter again, so each resume job has its own id.
+    const lease = await acquire(store, run);
+    const second = await openInteraction(store, run);
+    expect(await store.runs.park(lease, 'question', second.id)).toBe('parked');
+    expect(await store.interactions.resolve({ interaction: second, outcome: 'expired', by: { kind: 'deadline' } })).toMatchObject({ status: 'resolved', wake: 2 });
+  });
+});
+
+describe('one answer, once', () => {
+  it('a second resolve is a conflict naming the first resolver, and the log holds one answer', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    expect(await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved' });
+    const seq = await store.events.lastSeq(TENANT);
+
+    const other: Answer = { kind: 'multiple_choice', choices: [2], labels: ['Party'] };
+    const second = await store.interactions.resolve({ interaction, outcome: 'answered', answer: other, by: BOB });
+    expect(second).toEqual({
+      status: 'conflict',
+      interaction: expect.objectContaining({ id: interaction.id, status: 'answered', resolvedBy: ALICE, answer: RETREAT, resolvedAt: expect.any(String) }),
+    });
+    const late = await store.interactions.resolve({ interaction, outcome: 'expired', by: { kind: 'deadline' } });
+    expect(late).toMatchObject({ status: 'conflict', interaction: { status: 'answered', resolvedBy: ALICE } });
+
+    expect(answers(await store.runs.readLog(TENANT, run.runId))).toHaveLength(1);
+    expect(await store.events.lastSeq(TENANT)).toBe(seq);
+    expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'answered', answer: RETREAT, resolvedBy: ALICE });
+  });
+
+  it('a resolve after the run was cancelled is a conflict naming who cancelled', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    expect(await store.runs.cancel(run, BOB, interaction.id)).toEqual({ status: 'cancelled' });
+
+    const result = await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    expect(result).toMatchObject({ status: 'conflict', interaction: { status: 'cancelled', resolvedBy: BOB } });
+    const log = answers(await store.runs.readLog(TENANT, run.runId));
+    expect(log.map((a) => [a.interactionId, a.outcome])).toEqual([[interaction.id, 'cancelled']]);
+  });
+
+  it('a resolve of an unknown interaction, or through another run, is missing and writes nothing', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    const seq = await store.events.lastSeq(TENANT);
+    expect(await store.interactions.resolve({ interaction: { ...interaction, id: randomUUID() }, outcome: 'answered', answer: RETREAT, by: ALICE })).toEqual({
+      status: 'missing',
+    });
+    expect(await store.interactions.resolve({ interaction: { ...interaction, runId: randomUUID() }, outcome: 'answered', answer: RETREAT, by: ALICE })).toEqual({
+      status: 'missing',
+    });
+    expect(await store.events.lastSeq(TENANT)).toBe(seq);
+    expect((await store.interactions.get(TENANT, interaction.id))?.status).toBe('open');
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('waiting');
+  });
+
+  it('20 concurrent resolves over separate connections: exactly one wins, the rest name the winner', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    const racers = Array.from({ length: 20 }, () => makeStore({ prefix: store.ctx.options.prefix }));
+    const actors: Actor[] = racers.map((_, i) => ({ kind: 'user', subject: `user-${i}`, role: 'member' }));
+
+    const results = await Promise.all(
+      racers.map((racer, i) => racer.interactions.resolve({ interaction, outcome: 'answered', answer: { kind: 'multiple_choice', choices: [i % 3], labels: [LABELS[i % 3]] }, by: actors[i] })),
+    );
+    const winners = results.filter((r) => r.status === 'resolved');
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'conflict')).toHaveLength(19);
+    const winner = winners[0].status === 'resolved' ? winners[0].interaction.resolvedBy : undefined;
+    for (const result of results) {
+      if (result.status === 'conflict') {
+        expect(result.interaction.resolvedBy).toEqual(winner);
+      }
+    }
+    expect(winners[0]).toMatchObject({ wake: 1 });
+
+    expect(answers(await store.runs.readLog(TENANT, run.runId))).toEqual([expect.objectContaining({ interactionId: interaction.id, by: winner })]);
+    expect((await runHash(store, run)).wake).toBe('1');
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('queued');
+    const all = await events(store);
+    expect(all.filter((e) => e.type === 'interaction.resolved')).toHaveLength(1);
+    expect(all.filter((e) => e.type === 'run.status' && e.data.status === 'queued')).toHaveLength(2); // created, then woken once
+  });
+});
+
+describe('events', () => {
+  it('every state change emits one event with the next per-tenant seq; readTenant(since) returns exactly what came after', async () => {
+    const store = makeStore();
+    const published: ParleyEvent[] = [];
+    const subscriber = new Redis(REDIS_URL);
+    clients.push(subscriber);
+    subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as ParleyEvent));
+    await subscriber.subscribe(store.ctx.keys.eventsChannel());
+
+    const run = await newRun(store);
+    const lease = await acquire(store, run, 'token-a');
+    expect(await store.runs.acquire(TENANT, run.runId, run.owner, 'token-b')).toMatchObject({ status: 'busy' }); // no event
+    const said: LogEntry = { type: 'assistant', text: 'Hello', toolCalls: [], at: new Date().toISOString() };
+    expect(await store.runs.append(lease, said, [{ type: 'message', data: { text: 'Hello' } }])).toEqual({ status: 'ok', length: 2 });
+    expect(await store.runs.append({ ...lease, token: 'token-b' }, said, [{ type: 'message', data: { text: 'lost' } }])).toEqual({ status: 'lost' }); // no event
+    const interaction = await openInteraction(store, run);
+    expect((await store.interactions.open(request(run, interaction.id))).result).toBe('exists'); // no event
+    expect(await store.runs.park(lease, 'question', interaction.id)).toBe('parked');
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: BOB }); // conflict: no event
+    const again = await acquire(store, run);
+    expect(await store.runs.end(again, { status: 'finished', reason: 'finish', summary: 'done' })).toBe('ended');
+
+    const all = await events(store);
+    expect(all.map((e) => [e.seq, e.type, e.type === 'run.status' ? e.data.status : ''])).toEqual([
+      [1, 'run.created', ''],
+      [2, 'run.status', 'queued'],
+      [3, 'run.status', 'running'],
+      [4, 'message', ''],
+      [5, 'interaction.opened', ''],
+      [6, 'run.status', 'waiting'],
+      [7, 'interaction.resolved', ''],
+      [8, 'run.status', 'queued'],
+      [9, 'run.status', 'running'],
+      [10, 'run.status', 'finished'],
+      [11, 'run.finished', ''],
+    ]);
+    for (const event of all) {
+      expect(event).toMatchObject({ tenant: TENANT, runId: run.runId, owner: 'alice', at: expect.any(String) });
+    }
+    expect(await store.events.lastSeq(TENANT)).toBe(11);
+    for (let since = 0; since <= all.length; since++) {
+      expect(await store.events.readTenant(TENANT, since, 1000)).toEqual(all.slice(since));
+    }
+    expect(await store.events.readTenant(TENANT, 3, 2)).toEqual(all.slice(3, 5));
+    expect(await store.events.readRun(TENANT, run.runId, 4, 1000)).toEqual(all.slice(4));
+
+    // Published live in the same step, in the same order.
+    await waitFor(() => published.length >= all.length, { timeoutMs: 5000, message: 'the published events' });
+    expect(published).toEqual(all);
+
+    // Another tenant has a sequence of its own and sees none of these.
+    const other = await newRun(store, 'globex');
+    expect((await events(store, 'globex')).map((e) => [e.seq, e.runId])).toEqual([
+      [1, other.runId],
+      [2, other.runId],
+    ]);
+    expect(await store.events.lastSeq(TENANT)).toBe(11);
+  });
+});
+
+describe('workspace effects', () => {
+  it('applies an effect id once, counts bytes, and rejects a write over the total limit without writing', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const workspace = new RedisWorkspace(store.ctx, lease, 100);
+    const wsKey = store.ctx.keys.workspace(TENANT, run.runId);
+    const bytes = async () => Number((await runHash(store, run)).wsBytes ?? 0);
+
+    const first = await workspace.write('fx-1', 'a.md', 'hello');
+    expect(first).toEqual({ status: 'applied', result: expect.any(String) });
+    expect(JSON.parse(first.status === 'applied' ? first.result : '{}')).toEqual({ ok: true, path: 'a.md', bytes: 5, created: true });
+    // The same effect id again (a retried step): replayed, the first result, nothing written.
+    const replay = await workspace.write('fx-1', 'a.md', 'something else entirely');
+    expect(replay).toEqual({ status: 'replayed', result: first.status === 'applied' ? first.result : '' });
+    expect(await workspace.read('a.md')).toBe('hello');
+    expect(await bytes()).toBe(5);
+
+    // Overwrite: the old size is given back. Sizes are bytes, not characters.
+    expect(await workspace.write('fx-2', 'a.md', 'héé')).toMatchObject({ status: 'applied' });
+    expect(await bytes()).toBe(5);
+    expect(await workspace.write('fx-3', 'b.md', 'x'.repeat(95))).toMatchObject({ status: 'applied' });
+    expect(await bytes()).toBe(100);
+    expect(await workspace.list()).toEqual([
+      { path: 'a.md', bytes: 5 },
+      { path: 'b.md', bytes: 95 },
+    ]);
+
+    // One byte over the limit: rejected, nothing written, nothing recorded.
+    const full = await workspace.write('fx-4', 'c.md', 'y');
+    expect(full).toEqual({ status: 'rejected', error: expect.stringContaining('workspace full') });
+    expect(await store.ctx.redis.hexists(wsKey, 'c.md')).toBe(0);
+    expect(await store.ctx.redis.hexists(store.ctx.keys.effects(TENANT, run.runId), 'fx-4')).toBe(0);
+    expect(await bytes()).toBe(100);
+
+    // Delete gives the bytes back; replaying the delete changes nothing.
+    const deleted = await workspace.delete('fx-5', 'b.md');
+    expect(deleted).toMatchObject({ status: 'applied' });
+    expect(JSON.parse(deleted.status === 'applied' ? deleted.result : '{}')).toEqual({ ok: true, path: 'b.md', deleted: true });
+    expect(await workspace.delete('fx-5', 'b.md')).toMatchObject({ status: 'replayed' });
+    expect(await bytes()).toBe(5);
+    expect(await workspace.list()).toEqual([{ path: 'a.md', bytes: 5 }]);
+    expect(await store.ctx.redis.hlen(store.ctx.keys.effects(TENANT, run.runId))).toBe(4);
+    // Workspace effects are not run events.
+    expect((await events(store)).map((e) => e.type)).toEqual(['run.created', 'run.status', 'run.status']);
+  });
+});
+
+describe('cancel', () => {
+  it('cancelling a waiting run cancels its open interaction in the same step, with one cancelled answer entry', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    const seq = await store.events.lastSeq(TENANT);
+    const logLength = (await store.runs.readLog(TENANT, run.runId)).length;
+
+    expect(await store.runs.cancel(run, BOB, interaction.id)).toEqual({ status: 'cancelled' });
+
+    const cancelled = await store.runs.get(TENANT, run.runId);
+    expect(cancelled).toMatchObject({ status: 'cancelled', endReason: 'cancelled' });
+    expect(cancelled?.pendingInteractionId).toBeUndefined();
+    expect(cancelled?.waitReason).toBeUndefined();
+    expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'cancelled', resolvedBy: BOB, resolvedAt: expect.any(String) });
+    expect(await store.interactions.listOpen(TENANT, 100)).toEqual([]);
+
+    const log = await store.runs.readLog(TENANT, run.runId);
+    expect(log).toHaveLength(logLength + 1);
+    expect(answers(log)).toEqual([{ type: 'answer', interactionId: interaction.id, outcome: 'cancelled', by: BOB, at: expect.any(String) }]);
+    expect((await events(store, TENANT, seq)).map((e) => [e.seq, e.type, e.data])).toEqual([
+      [seq + 1, 'interaction.resolved', { interactionId: interaction.id, outcome: 'cancelled', by: BOB, at: expect.any(String) }],
+      [seq + 2, 'run.status', { status: 'cancelled' }],
+      [seq + 3, 'run.cancelled', { reason: 'cancelled', by: BOB }],
+    ]);
+    const ttl = await store.ctx.redis.ttl(store.ctx.keys.interaction(TENANT, interaction.id));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(RETENTION_SECS);
+    expect(await store.ctx.redis.ttl(store.ctx.keys.run(TENANT, run.runId))).toBeGreaterThan(0);
+
+    // Cancelling again changes nothing.
+    expect(await store.runs.cancel(run, ALICE, interaction.id)).toEqual({ status: 'already', runStatus: 'cancelled' });
+    expect(await store.events.lastSeq(TENANT)).toBe(seq + 3);
+  });
+
+  it('a cancel that names the wrong open interaction is stale and changes nothing', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    const seq = await store.events.lastSeq(TENANT);
+    expect(await store.runs.cancel(run, BOB, randomUUID())).toEqual({ status: 'stale' });
+    expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'stale' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('waiting');
+    expect((await store.interactions.get(TENANT, interaction.id))?.status).toBe('open');
+    expect(await store.events.lastSeq(TENANT)).toBe(seq);
+  });
+
+  it('cancelling a run a worker holds only flags it; the worker sees it at its next append or park', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const seq = await store.events.lastSeq(TENANT);
+
+    expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'requested' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('running');
+    expect(await store.events.lastSeq(TENANT)).toBe(seq);
+    expect(await store.runs.cancelRequester(TENANT, run.runId)).toEqual(BOB);
+
+    const entry: LogEntry = { type: 'assistant', text: 'more', toolCalls: [], at: new Date().toISOString() };
+    expect(await store.runs.append(lease, entry)).toEqual({ status: 'cancelled' });
+    expect(await store.runs.park(lease, 'question', randomUUID())).toBe('cancelled');
+    expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(1);
+
+    // The holder ends it.
+    expect(await store.runs.cancel(run, BOB, null, lease.token)).toEqual({ status: 'cancelled' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('cancelled');
+  });
+});
+
+describe('end-run', () => {
+  it('sets the retention period on every key of the run, and only on those', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const interaction = await openInteraction(store, run);
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }); // leaves a wake in the inbox
+    expect(await new RedisWorkspace(store.ctx, lease, 1024).write('fx-1', 'plan.md', '# Plan')).toMatchObject({ status: 'applied' });
+
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'done' })).toBe('ended');
+    expect(await store.runs.get(TENANT, run.runId)).toMatchObject({ status: 'finished', endReason: 'finish', summary: 'done' });
+
+    const k = store.ctx.keys;
+    const runKeys = await scanKeys(`${k.run(TENANT, run.runId)}*`);
+    expect(runKeys).toEqual(
+      [
+        k.run(TENANT, run.runId),
+        k.runLog(TENANT, run.runId),
+        k.runInbox(TENANT, run.runId),
+        k.runEvents(TENANT, run.runId),
+        k.runInteractions(TENANT, run.runId),
+        k.workspace(TENANT, run.runId),
+        k.effects(TENANT, run.runId),
+      ].sort(),
+    );
+    for (const key of runKeys) {
+      const ttl = await admin.ttl(key);
+      expect([key, ttl > 0 && ttl <= RETENTION_SECS]).toEqual([key, true]);
+    }
+    // Tenant-wide keys live on.
+    for (const key of [k.seq(TENANT), k.tenantEvents(TENANT), k.runIndex(TENANT)]) {
+      expect([key, await admin.ttl(key)]).toEqual([key, -1]);
+    }
+
+    expect(await store.runs.end(lease, { status: 'failed', reason: 'internal_error', error: 'again' })).toBe('already');
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('finished');
+  });
+});
