@@ -50,9 +50,10 @@ export const SubscribeMessageSchema = z.strictObject({
 });
 export type SubscribeMessage = z.infer<typeof SubscribeMessageSchema>;
 
+/** The answer itself is checked against AnswerBodySchema and the interaction, like over HTTP (422). */
 export const AnswerMessageSchema = z.strictObject({
   interactionId: EntityIdSchema,
-  answer: AnswerBodySchema,
+  answer: z.record(z.string(), z.unknown()),
 });
 export type AnswerMessage = z.infer<typeof AnswerMessageSchema>;
 

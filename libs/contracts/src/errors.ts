@@ -97,10 +97,21 @@ export class ConflictError extends ParleyError {
 
 /** Turns zod issues into `{ field, reason }` pairs, fields as dotted paths. */
 export function toIssues(error: z.ZodError): ErrorIssue[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)',
-    reason: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    // An unknown key is reported on its parent; name the key itself as the field.
+    const fields = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...path, key].join('.')) : [path.join('.')];
+    return fields.map((field) => ({ field: field || '(root)', reason: issue.message }));
+  });
+}
+
+/** Parses an answer body: any shape that does not fit is an invalid answer (422), not a malformed request. */
+export function parseAnswerBody<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new InvalidAnswerError(toIssues(result.error));
+  }
+  return result.data;
 }
 
 /** Parses at the edge: returns the typed value or throws a ValidationFailedError naming the fields. */

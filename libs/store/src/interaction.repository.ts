@@ -67,7 +67,15 @@ export class InteractionRepository {
         k.runLog(interaction.tenant, interaction.runId),
         k.runInbox(interaction.tenant, interaction.runId),
       ],
-      [...args, outcome, answer ? JSON.stringify(answer) : '', JSON.stringify(by), JSON.stringify(entry), JSON.stringify(resolved.data)],
+      [
+        ...args,
+        outcome,
+        answer ? JSON.stringify(answer) : '',
+        JSON.stringify(by),
+        JSON.stringify(entry),
+        JSON.stringify(resolved.data),
+        this.ctx.options.retentionSecs,
+      ],
     )) as [string, ...Array<string | number>];
     switch (reply[0]) {
       case 'resolved': {

@@ -11,9 +11,11 @@ import {
 } from '@nestjs/websockets';
 import type { Namespace, Socket } from 'socket.io';
 import {
+  AnswerBodySchema,
   AnswerMessageSchema,
   SOCKET,
   SubscribeMessageSchema,
+  parseAnswerBody,
   parseOrThrow,
   type ErrorBody,
   type Interaction,
@@ -130,7 +132,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   async answer(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ interaction: Interaction }>> {
     try {
       const message = parseOrThrow(AnswerMessageSchema, body, 'answer message');
-      const interaction = await this.interactions.answer(data(socket).user, message.interactionId, message.answer);
+      const answer = parseAnswerBody(AnswerBodySchema, message.answer);
+      const interaction = await this.interactions.answer(data(socket).user, message.interactionId, answer);
       return { ok: true, interaction };
     } catch (error) {
       const reply = toErrorReply(error);

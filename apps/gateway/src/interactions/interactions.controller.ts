@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { AnswerBodySchema, EntityIdSchema, ListInteractionsQuerySchema, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
+import { AnswerBodySchema, EntityIdSchema, ListInteractionsQuerySchema, parseAnswerBody, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
 import { User } from '../auth/user.decorator';
 import { parseQuery } from '../http/zod-query';
 import { InteractionsService } from './interactions.service';
@@ -22,6 +22,6 @@ export class InteractionsController {
   @HttpCode(200)
   async answer(@User() user: TokenClaims, @Param('id') id: string, @Body() body: unknown): Promise<{ interaction: Interaction }> {
     const interactionId = parseOrThrow(EntityIdSchema, id, 'interaction id');
-    return { interaction: await this.interactions.answer(user, interactionId, parseOrThrow(AnswerBodySchema, body, 'body')) };
+    return { interaction: await this.interactions.answer(user, interactionId, parseAnswerBody(AnswerBodySchema, body)) };
   }
 }

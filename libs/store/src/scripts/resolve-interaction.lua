@@ -3,7 +3,7 @@
 -- KEYS[1..3] emit prologue  KEYS[4] interaction hash  KEYS[5] tenant open-interaction index
 -- KEYS[6] run hash  KEYS[7] run log  KEYS[8] run inbox
 -- ARGV[1..7] emit prologue  ARGV[8] outcome  ARGV[9] answer JSON or ''  ARGV[10] resolver (actor JSON)
--- ARGV[11] answer log entry JSON  ARGV[12] interaction.resolved data JSON
+-- ARGV[11] answer log entry JSON  ARGV[12] interaction.resolved data JSON  ARGV[13] retention (s)
 -- Result: {'resolved', wake counter or -1} | {'conflict', status, resolvedAt, resolvedBy JSON} | {'missing'}
 local current = redis.call('HMGET', KEYS[4], 'status', 'runId', 'resolvedAt', 'resolvedBy')
 if not current[1] or current[2] ~= RUN_ID then
@@ -17,6 +17,7 @@ if ARGV[9] ~= '' then
   redis.call('HSET', KEYS[4], 'answer', ARGV[9])
 end
 redis.call('ZREM', KEYS[5], KEYS[4])
+redis.call('EXPIRE', KEYS[4], ARGV[13])
 redis.call('RPUSH', KEYS[7], ARGV[11])
 emit('interaction.resolved', ARGV[12])
 return {'resolved', wake(KEYS[6], KEYS[8], 'answer')}

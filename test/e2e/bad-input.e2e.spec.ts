@@ -1,0 +1,607 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { parse } from 'yaml';
+import { io, type Socket } from 'socket.io-client';
+import type { AnswerBody, ErrorCode } from '@parley/contracts';
+import { ParleyQueues } from '@parley/store';
+import { TestStack, writeAgents, type TestClient } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * Invariant 8: bad input gets a clear error and changes nothing. Every error has exactly the shape
+ * `{ error: { code, message, details? } }`, and a batch of bad requests leaves every Redis key of
+ * the deployment (and the content of each) as it was.
+ */
+
+type Reply = { status: number; body: any };
+type Snapshot = Record<string, string>;
+
+/** A scripted agent that asks one question with `tool`, then finishes. */
+function asker(name: string, tool: string, input: Record<string, unknown>): Record<string, unknown> & { name: string } {
+  return {
+    name,
+    description: `asks one question with ${tool}`,
+    model: {
+      provider: 'scripted',
+      turns: [
+        { text: 'One question first.', tool_calls: [{ name: tool, input }] },
+        { text: 'Thanks.', tool_calls: [{ name: 'finish', input: { summary: 'done' } }] },
+      ],
+    },
+    tools: [tool, 'finish'],
+    limits: { max_iterations: 5, max_ask_user_per_loop: 3, interaction_timeout_secs: 3600 },
+  };
+}
+
+const demo = parse(readFileSync(join(__dirname, '..', '..', 'agents', 'demo.yaml'), 'utf8')) as Record<string, unknown> & { name: string };
+
+const ALICE = { tenant: 'acme', sub: 'alice', role: 'member' } as const;
+const BOB = { tenant: 'acme', sub: 'bob', role: 'member' } as const;
+const CAROL = { tenant: 'acme', sub: 'carol', role: 'admin' } as const;
+const MALLORY = { tenant: 'globex', sub: 'mallory', role: 'member' } as const;
+const GLOBEX_ADMIN = { tenant: 'globex', sub: 'root', role: 'admin' } as const;
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  const agentsDir = writeAgents([
+    demo,
+    asker('ask-text', 'ask_user_text', { question: 'Which city?' }),
+    asker('ask-confirm', 'ask_user_confirm', { question: 'Deploy now?' }),
+    asker('ask-review', 'present_for_review', { title: 'plan.md', markdown: '# Plan' }),
+  ]);
+  stack = await TestStack.start({ agentsDir });
+});
+
+afterAll(async () => {
+  await stack.close();
+});
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+/** Exactly `{ error: { code, message, details? } }`, with the code and a message naming each of `mentions`. */
+function expectError(reply: Reply | { body: any }, status: number | null, code: ErrorCode, mentions: string[] = []): void {
+  if (status !== null && 'status' in reply) {
+    expect({ status: reply.status, body: reply.body }).toEqual({ status, body: expect.anything() });
+  }
+  const body = reply.body;
+  expect(body).toEqual(expect.any(Object));
+  expect(Object.keys(body)).toEqual(['error']);
+  const keys = Object.keys(body.error).sort();
+  expect(keys).toEqual(body.error.details === undefined ? ['code', 'message'] : ['code', 'details', 'message']);
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe('string');
+  expect(body.error.message.length).toBeGreaterThan(0);
+  for (const mention of mentions) {
+    expect(body.error.message).toContain(mention);
+  }
+  if (code === 'validation_failed' || code === 'invalid_answer') {
+    // The details name each field and its reason.
+    expect(body.error.details).toEqual({ issues: expect.any(Array) });
+    for (const issue of body.error.details.issues) {
+      expect(issue).toEqual({ field: expect.any(String), reason: expect.any(String) });
+    }
+  }
+}
+
+/** The issue list names `field` (as the field, or inside the reason for an unknown key). */
+function expectIssue(reply: { body: any }, field: string): void {
+  const issues = reply.body.error.details.issues as Array<{ field: string; reason: string }>;
+  expect(issues.some((issue) => issue.field === field || issue.field.endsWith(`.${field}`) || issue.reason.includes(`"${field}"`))).toBe(true);
+}
+
+function notFound(what: 'run' | 'interaction', id: string): unknown {
+  return { error: { code: 'not_found', message: `${what} ${id} not found` } };
+}
+
+/** A request with full control over the headers and the raw body. */
+async function raw(method: string, path: string, options: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  const response = await fetch(`${stack.url}${path}`, { method, headers: options.headers ?? {}, ...(options.body === undefined ? {} : { body: options.body }) });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // left as text: the assertion on the shape will show it
+  }
+  return { status: response.status, body };
+}
+
+function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+}
+
+function signed(payload: Record<string, unknown>, options: jwt.SignOptions = {}, secret = stack.config.jwtSecret): string {
+  return jwt.sign(payload, secret, { algorithm: 'HS256', ...options });
+}
+
+function base64url(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/** Tokens that must all be refused, each with a reason the message names. */
+function badTokens(): Array<{ name: string; token: string; mention: string }> {
+  const now = Math.floor(Date.now() / 1000);
+  return [
+    { name: 'bad signature', token: signed({ tenant: 'acme', role: 'member' }, { subject: 'alice', expiresIn: 3600 }, 'another-secret-0123456789abcdef'), mention: 'invalid signature' },
+    { name: 'expired', token: signed({ tenant: 'acme', role: 'member', exp: now - 3600 }, { subject: 'alice' }), mention: 'expired' },
+    { name: 'no tenant claim', token: signed({ role: 'member' }, { subject: 'alice', expiresIn: 3600 }), mention: 'tenant' },
+    { name: 'bad tenant claim', token: signed({ tenant: 'Acme Corp', role: 'member' }, { subject: 'alice', expiresIn: 3600 }), mention: 'tenant' },
+    { name: 'no subject', token: signed({ tenant: 'acme', role: 'member' }, { expiresIn: 3600 }), mention: 'sub' },
+    { name: 'unknown role', token: signed({ tenant: 'acme', role: 'root' }, { subject: 'alice', expiresIn: 3600 }), mention: 'role' },
+    {
+      name: 'alg none',
+      token: `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ tenant: 'acme', sub: 'alice', role: 'admin', exp: now + 3600 })}.`,
+      mention: 'invalid token',
+    },
+    { name: 'not a JWT', token: 'not-a-jwt', mention: 'invalid token' },
+  ];
+}
+
+/** Every key of the deployment with its type, content and whether it has a TTL. */
+async function snapshot(): Promise<Snapshot> {
+  const redis = stack.redis;
+  const out: Snapshot = {};
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${stack.config.prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      // BullMQ's stalled-job checker rewrites this marker on a timer; it is no state of Parley's.
+      if (key.endsWith(':stalled-check')) {
+        continue;
+      }
+      const type = await redis.type(key);
+      let content: unknown;
+      switch (type) {
+        case 'string':
+          content = await redis.get(key);
+          break;
+        case 'hash':
+          content = await redis.hgetall(key);
+          break;
+        case 'list':
+          content = await redis.lrange(key, 0, -1);
+          break;
+        case 'zset':
+          content = await redis.zrange(key, '0', '-1', 'WITHSCORES');
+          break;
+        case 'set':
+          content = (await redis.smembers(key)).sort();
+          break;
+        case 'stream':
+          content = [await redis.xlen(key), await redis.xrevrange(key, '+', '-', 'COUNT', 1)];
+          break;
+        default:
+          content = null;
+      }
+      const ttl = await redis.pttl(key);
+      out[key] = JSON.stringify({ type, ttl: ttl >= 0 ? 'set' : ttl, content });
+    }
+  } while (cursor !== '0');
+  return out;
+}
+
+/** Waits until no job is pending or running and two snapshots in a row agree; returns the last. */
+async function settled(): Promise<Snapshot> {
+  const queues = stack.gateway!.get(ParleyQueues);
+  let previous = '';
+  const settledSnapshot = await waitFor(
+    async () => {
+      const counts = await Promise.all([
+        queues.runs.getJobCounts('active', 'wait', 'delayed', 'prioritized'),
+        queues.interactionRequests.getJobCounts('active', 'wait', 'delayed', 'prioritized'),
+        queues.deadlines.getJobCounts('active', 'wait', 'prioritized'),
+      ]);
+      if (counts.some((c) => Object.values(c).some((n) => n > 0))) {
+        previous = '';
+        return undefined;
+      }
+      const snap = await snapshot();
+      const json = JSON.stringify(snap);
+      const stable = json === previous;
+      previous = json;
+      return stable ? snap : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 100, message: 'the stack to settle' },
+  );
+  return settledSnapshot!;
+}
+
+/** Starts a run as alice and waits until it is parked on its first question. */
+async function parkedRun(agent: string): Promise<{ runId: string; interaction: any }> {
+  const runId = await stack.startRun(agent, 'do the thing', stack.token(ALICE));
+  const interaction = await stack.waitForQuestion(runId);
+  return { runId, interaction };
+}
+
+async function expectStillOpen(runId: string, interactionId: string): Promise<void> {
+  const got = await stack.http('GET', `/v1/interactions/${interactionId}`, undefined, stack.token(ALICE));
+  expect(got.status).toBe(200);
+  expect(got.body.interaction.status).toBe('open');
+  expect(got.body.interaction.answer).toBeUndefined();
+  const run = await stack.run(runId, stack.token(ALICE));
+  expect(run.run).toMatchObject({ status: 'waiting', pendingInteractionId: interactionId });
+  expect((await stack.log(runId)).filter((entry) => entry.type === 'answer')).toEqual([]);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('starting a run with bad input', () => {
+  it('answers each bad body with a clear 4xx and creates nothing', async () => {
+    const token = stack.token(ALICE);
+    const post = (body: string, headers: Record<string, string> = bearer(token)) => raw('POST', '/v1/runs', { body, headers });
+    const before = await settled();
+
+    const malformed = await post('{"agent": "demo", "task": ');
+    expectError(malformed, 400, 'bad_request', ['malformed JSON']);
+    expectError(await post('"just a string"'), 400, 'bad_request');
+
+    const unknown = await post(JSON.stringify({ agent: 'demo', task: 'plan', priority: 5 }));
+    expectError(unknown, 400, 'validation_failed', ['priority']);
+    expectIssue(unknown, 'priority');
+
+    const types = await post(JSON.stringify({ agent: 42, task: ['plan'] }));
+    expectError(types, 400, 'validation_failed', ['agent', 'task']);
+    expectIssue(types, 'agent');
+    expectIssue(types, 'task');
+
+    expectError(await post('[]'), 400, 'validation_failed', ['expected object']);
+    expectError(await raw('POST', '/v1/runs', { headers: { authorization: `Bearer ${token}` } }), 400, 'validation_failed');
+    expectError(await post(JSON.stringify({ task: 'plan' })), 400, 'validation_failed', ['agent']);
+    expectError(await post(JSON.stringify({ agent: 'demo' })), 400, 'validation_failed', ['task']);
+
+    for (const task of ['', '   \n\t ']) {
+      const empty = await post(JSON.stringify({ agent: 'demo', task }));
+      expectError(empty, 400, 'validation_failed', ['task', 'must not be empty']);
+      expectIssue(empty, 'task');
+    }
+    expectError(await post(JSON.stringify({ agent: 'demo', task: 'x'.repeat(20_001) })), 400, 'validation_failed', ['task']);
+    expectError(await post(JSON.stringify({ agent: 'Not An Agent!', task: 'plan' })), 400, 'validation_failed', ['agent']);
+
+    const oversize = await post(JSON.stringify({ agent: 'demo', task: 'x'.repeat(600 * 1024) }));
+    expectError(oversize, 413, 'payload_too_large');
+
+    const missingAgent = await post(JSON.stringify({ agent: 'no-such-agent', task: 'plan' }));
+    expectError(missingAgent, 404, 'not_found', ['no-such-agent']);
+
+    expect(await snapshot()).toEqual(before);
+    expect((await stack.http('GET', '/v1/runs', undefined, token)).body.runs).toEqual([]);
+  });
+});
+
+describe('unknown and malformed ids, queries and routes', () => {
+  it('answers 404 for ids that do not exist and 400 for ids that cannot exist, writing nothing', async () => {
+    const { runId, interaction } = await parkedRun('demo');
+    const before = await settled();
+    const token = stack.token(ALICE);
+    const missing = randomUUID();
+
+    for (const [method, path] of [
+      ['GET', `/v1/runs/${missing}`],
+      ['GET', `/v1/runs/${missing}/log`],
+      ['GET', `/v1/runs/${missing}/events`],
+      ['POST', `/v1/runs/${missing}/cancel`],
+    ]) {
+      const reply = await stack.http(method, path, undefined, token);
+      expect({ path, status: reply.status, body: reply.body }).toEqual({ path, status: 404, body: notFound('run', missing) });
+    }
+    expect(await stack.http('GET', `/v1/interactions/${missing}`, undefined, token)).toEqual({ status: 404, body: notFound('interaction', missing) });
+    expect(await stack.answer(missing, { choice: 1 }, token)).toEqual({ status: 404, body: notFound('interaction', missing) });
+
+    for (const bad of ['bad!id', 'x'.repeat(65), 'a%20b', 'a.b']) {
+      for (const [method, path, what] of [
+        ['GET', `/v1/runs/${bad}`, 'run id'],
+        ['GET', `/v1/runs/${bad}/log`, 'run id'],
+        ['POST', `/v1/runs/${bad}/cancel`, 'run id'],
+        ['GET', `/v1/interactions/${bad}`, 'interaction id'],
+        ['POST', `/v1/interactions/${bad}/answer`, 'interaction id'],
+      ]) {
+        const reply = await stack.http(method, path, method === 'POST' ? { choice: 1 } : undefined, token);
+        expect({ path, status: reply.status }).toEqual({ path, status: 400 });
+        expectError(reply, 400, 'validation_failed', [`invalid ${what}`]);
+      }
+    }
+
+    const badQueries: Array<[string, string]> = [
+      ['/v1/runs?limit=0', 'limit'],
+      ['/v1/runs?limit=abc', 'limit'],
+      ['/v1/runs?status=sleeping', 'status'],
+      ['/v1/runs?color=red', 'color'],
+      ['/v1/runs?limit=1&limit=2', 'limit'],
+      [`/v1/runs/${runId}/events?since=-1`, 'since'],
+      ['/v1/interactions?status=closed', 'status'],
+      ['/v1/interactions?runId=bad!id', 'runId'],
+    ];
+    for (const [path, field] of badQueries) {
+      const reply = await stack.http('GET', path, undefined, token);
+      expect({ path, status: reply.status }).toEqual({ path, status: 400 });
+      expectError(reply, 400, 'validation_failed', [field]);
+    }
+
+    expectError(await stack.http('GET', '/v1/nothing-here', undefined, token), 404, 'not_found');
+    expectError(await stack.http('DELETE', `/v1/runs/${runId}`, undefined, token), 404, 'not_found');
+
+    expect(await snapshot()).toEqual(before);
+    await expectStillOpen(runId, interaction.id);
+  });
+});
+
+describe('authentication', () => {
+  it('answers 401 to a missing, malformed, forged, expired or incomplete token, writing nothing', async () => {
+    const { runId, interaction } = await parkedRun('demo');
+    const before = await settled();
+    const body = JSON.stringify({ agent: 'demo', task: 'plan' });
+    const answer = JSON.stringify({ choice: 1 });
+    const json = { 'content-type': 'application/json' };
+
+    const requests = (headers: Record<string, string>): Array<Promise<Reply>> => [
+      raw('POST', '/v1/runs', { body, headers: { ...json, ...headers } }),
+      raw('GET', `/v1/runs/${runId}`, { headers }),
+      raw('GET', '/v1/runs', { headers }),
+      raw('POST', `/v1/runs/${runId}/cancel`, { headers }),
+      raw('GET', `/v1/interactions/${interaction.id}`, { headers }),
+      raw('POST', `/v1/interactions/${interaction.id}/answer`, { body: answer, headers: { ...json, ...headers } }),
+      raw('GET', '/v1/agents', { headers }),
+    ];
+
+    for (const reply of await Promise.all(requests({}))) {
+      expectError(reply, 401, 'unauthenticated', ['missing bearer token']);
+    }
+    for (const authorization of ['Basic YWxpY2U6c2VjcmV0', 'Bearer', `Token ${stack.token(ALICE)}`]) {
+      for (const reply of await Promise.all(requests({ authorization }))) {
+        expectError(reply, 401, 'unauthenticated', ['Bearer <jwt>']);
+      }
+    }
+    for (const { name, token, mention } of badTokens()) {
+      const replies = await Promise.all(requests({ authorization: `Bearer ${token}` }));
+      for (const reply of replies) {
+        expect({ name, status: reply.status }).toEqual({ name, status: 401 });
+        expectError(reply, 401, 'unauthenticated', [mention]);
+      }
+    }
+
+    expect(await snapshot()).toEqual(before);
+    await expectStillOpen(runId, interaction.id);
+    // The health check is the one public route.
+    expect(await raw('GET', '/healthz')).toEqual({ status: 200, body: { ok: true } });
+  });
+});
+
+interface BadAnswer {
+  answer: unknown;
+  status: 400 | 413 | 422;
+  code: ErrorCode;
+  field?: string;
+  mentions?: string[];
+}
+
+/** Bad answers of every sort, per kind, and one good answer to send after them. */
+const ANSWER_CASES: Array<{ kind: string; agent: string; bad: BadAnswer[]; good: AnswerBody }> = [
+  {
+    kind: 'multiple_choice',
+    agent: 'demo',
+    bad: [
+      { answer: { choice: 3 }, status: 422, code: 'invalid_answer', field: 'choice', mentions: ['out of range'] },
+      { answer: { choices: [0, 1] }, status: 422, code: 'invalid_answer', field: 'choices', mentions: ['exactly one'] },
+      { answer: { choice: 0, choices: [1] }, status: 422, code: 'invalid_answer', field: 'choices', mentions: ['not both'] },
+      { answer: {}, status: 422, code: 'invalid_answer', field: 'choice', mentions: ['required'] },
+      { answer: { choices: [] }, status: 422, code: 'invalid_answer', field: 'choices' },
+      { answer: { text: 'Retreat' }, status: 422, code: 'invalid_answer', field: 'text', mentions: ['not used by a multiple_choice'] },
+      { answer: { choice: 1, confirmed: true }, status: 422, code: 'invalid_answer', field: 'confirmed' },
+      { answer: { choice: -1 }, status: 422, code: 'invalid_answer', field: 'choice' },
+      { answer: { choice: 1.5 }, status: 422, code: 'invalid_answer', field: 'choice' },
+      { answer: { choice: '1' }, status: 422, code: 'invalid_answer', field: 'choice' },
+      { answer: { choice: 1, comment: 'hi' }, status: 422, code: 'invalid_answer', field: 'comment' },
+      { answer: [1], status: 422, code: 'invalid_answer' },
+    ],
+    good: { choice: 1 },
+  },
+  {
+    kind: 'free_text',
+    agent: 'ask-text',
+    bad: [
+      { answer: {}, status: 422, code: 'invalid_answer', field: 'text', mentions: ['required'] },
+      { answer: { choice: 0 }, status: 422, code: 'invalid_answer', field: 'choice', mentions: ['not used by a free_text'] },
+      { answer: { text: 'Lisbon', confirmed: true }, status: 422, code: 'invalid_answer', field: 'confirmed' },
+      { answer: { text: 42 }, status: 422, code: 'invalid_answer', field: 'text' },
+      { answer: { text: null }, status: 422, code: 'invalid_answer', field: 'text' },
+      { answer: { text: 'x'.repeat(100_001) }, status: 422, code: 'invalid_answer', field: 'text' },
+    ],
+    good: { text: 'Lisbon' },
+  },
+  {
+    kind: 'confirm',
+    agent: 'ask-confirm',
+    bad: [
+      { answer: {}, status: 422, code: 'invalid_answer', field: 'confirmed', mentions: ['required'] },
+      { answer: { text: 'yes' }, status: 422, code: 'invalid_answer', field: 'text', mentions: ['not used by a confirm'] },
+      { answer: { confirmed: true, approved: true }, status: 422, code: 'invalid_answer', field: 'approved' },
+      // A value of the wrong type is an answer that does not fit: 422 too.
+      { answer: { confirmed: 'yes' }, status: 422, code: 'invalid_answer', field: 'confirmed', mentions: ['expected boolean'] },
+      { answer: { confirmed: 1 }, status: 422, code: 'invalid_answer', field: 'confirmed' },
+    ],
+    good: { confirmed: false },
+  },
+  {
+    kind: 'review',
+    agent: 'ask-review',
+    bad: [
+      { answer: { feedback: 'fine' }, status: 422, code: 'invalid_answer', field: 'approved', mentions: ['required'] },
+      { answer: { approved: true, choice: 0 }, status: 422, code: 'invalid_answer', field: 'choice' },
+      { answer: { approved: 'yes' }, status: 422, code: 'invalid_answer', field: 'approved' },
+      { answer: { approved: true, feedback: 'x'.repeat(20_001) }, status: 422, code: 'invalid_answer', field: 'feedback' },
+    ],
+    good: { approved: true, feedback: 'Looks good' },
+  },
+];
+
+describe('answers', () => {
+  it.each(ANSWER_CASES)('$kind: a bad answer gets a clear error and leaves the interaction open; then one answer wins', async ({ kind, agent, bad, good }) => {
+    const { runId, interaction } = await parkedRun(agent);
+    expect(interaction.prompt.kind).toBe(kind);
+    const token = stack.token(ALICE);
+    const path = `/v1/interactions/${interaction.id}/answer`;
+    const before = await settled();
+
+    for (const { answer, status, code, field, mentions } of bad) {
+      const reply = await stack.http('POST', path, answer, token);
+      expect({ answer, status: reply.status }).toEqual({ answer, status });
+      expectError(reply, status, code, [...(field ? [field] : []), ...(mentions ?? [])]);
+      if (field) {
+        expectIssue(reply, field);
+      }
+    }
+    expectError(await raw('POST', path, { body: '{"choice": 1', headers: bearer(token) }), 400, 'bad_request', ['malformed JSON']);
+    expectError(await stack.http('POST', path, { text: 'y'.repeat(600 * 1024) }, token), 413, 'payload_too_large');
+
+    expect(await snapshot()).toEqual(before);
+    await expectStillOpen(runId, interaction.id);
+
+    // A valid answer still succeeds...
+    const ok = await stack.answer(interaction.id, good, token);
+    expect(ok.status).toBe(200);
+    expect(ok.body.interaction).toMatchObject({ id: interaction.id, status: 'answered', resolvedBy: { kind: 'user', subject: 'alice' } });
+
+    // ...once: a second answer (the same, by an admin, or one that would not even fit the kind) is a
+    // conflict naming who answered.
+    for (const [who, second] of [
+      [ALICE, good],
+      [CAROL, good],
+      [ALICE, { confirmed: true, choice: 99, text: 'late' }],
+    ] as const) {
+      const again = await stack.http('POST', path, second, stack.token(who));
+      expectError(again, 409, 'conflict', ['already answered', 'by alice']);
+      expect(again.body.error.details).toMatchObject({ status: 'answered', resolvedBy: { kind: 'user', subject: 'alice', role: 'member' } });
+    }
+    const answers = (await stack.log(runId)).filter((entry) => entry.type === 'answer' && entry.interactionId === interaction.id);
+    expect(answers).toHaveLength(1);
+  });
+});
+
+describe('tenants and owners', () => {
+  it("another tenant's member or admin, and a member who does not own the run, get the same 404 as for a missing id", async () => {
+    const { runId, interaction } = await parkedRun('demo');
+    const before = await settled();
+
+    for (const who of [MALLORY, GLOBEX_ADMIN, BOB]) {
+      const token = stack.token(who);
+      for (const [method, path] of [
+        ['GET', `/v1/runs/${runId}`],
+        ['GET', `/v1/runs/${runId}/log`],
+        ['GET', `/v1/runs/${runId}/events`],
+        ['POST', `/v1/runs/${runId}/cancel`],
+      ]) {
+        const reply = await stack.http(method, path, undefined, token);
+        expect({ who: who.sub, path, ...reply }).toEqual({ who: who.sub, path, status: 404, body: notFound('run', runId) });
+      }
+      expect(await stack.http('GET', `/v1/interactions/${interaction.id}`, undefined, token)).toEqual({ status: 404, body: notFound('interaction', interaction.id) });
+      expect(await stack.answer(interaction.id, { choice: 1 }, token)).toEqual({ status: 404, body: notFound('interaction', interaction.id) });
+      // Lists leave them out too.
+      expect((await stack.http('GET', '/v1/runs', undefined, token)).body.runs.map((r: any) => r.id)).not.toContain(runId);
+      expect((await stack.http('GET', '/v1/interactions', undefined, token)).body.interactions.map((i: any) => i.id)).not.toContain(interaction.id);
+      expect((await stack.http('GET', `/v1/interactions?status=all&runId=${runId}`, undefined, token)).body.interactions).toEqual([]);
+    }
+
+    expect(await snapshot()).toEqual(before);
+    await expectStillOpen(runId, interaction.id);
+    // An admin of the run's tenant does see it.
+    expect((await stack.http('GET', `/v1/runs/${runId}`, undefined, stack.token(CAROL))).body.interaction.id).toBe(interaction.id);
+  });
+});
+
+describe('socket.io', () => {
+  const clients: TestClient[] = [];
+  afterEach(() => clients.splice(0).forEach((client) => client.close()));
+
+  async function connect(claims: { tenant: string; sub: string; role: 'member' | 'admin' }): Promise<TestClient> {
+    const client = await stack.connect(stack.token(claims));
+    clients.push(client);
+    return client;
+  }
+
+  function emit(socket: Socket, message: string, body: unknown): Promise<any> {
+    return socket.timeout(10_000).emitWithAck(message, body);
+  }
+
+  it('refuses a connection with a missing or bad token with connect_error', async () => {
+    await expect(connectRaw({})).rejects.toThrow('missing bearer token');
+    for (const { name, token, mention } of badTokens()) {
+      const error = await connectRaw({ token }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect({ name, message: error?.message }).toEqual({ name, message: expect.stringContaining(mention) });
+    }
+  });
+
+  it('acks an error body for a bad subscribe and a bad answer, and the interaction stays open', async () => {
+    const { runId, interaction } = await parkedRun('demo');
+    const alice = await connect(ALICE);
+    const bob = await connect(BOB);
+    const mallory = await connect(MALLORY);
+    const before = await settled();
+
+    const badSubscribes: Array<[unknown, ErrorCode, string[]]> = [
+      [{ since: 0, foo: 1 }, 'validation_failed', ['foo']],
+      [{ since: -1 }, 'validation_failed', ['since']],
+      [{ since: 'zero' }, 'validation_failed', ['since']],
+      [{ runId: 'bad!id' }, 'validation_failed', ['runId']],
+      ['everything', 'validation_failed', ['subscribe message']],
+      [{ runId: randomUUID() }, 'not_found', ['not found']],
+    ];
+    for (const [body, code, mentions] of badSubscribes) {
+      expectError({ body: await emit(alice.socket, 'subscribe', body) }, null, code, mentions);
+    }
+    // Another tenant, or a member who does not own the run: the same not_found as a missing run.
+    expect(await mallory.subscribe({ runId })).toEqual(notFound('run', runId));
+    expect(await bob.subscribe({ runId })).toEqual(notFound('run', runId));
+
+    const badAnswers: Array<[unknown, ErrorCode, string[]]> = [
+      [{ interactionId: interaction.id }, 'validation_failed', ['answer']],
+      [{ interactionId: interaction.id, answer: { choice: 1 }, extra: true }, 'validation_failed', ['extra']],
+      [{ interactionId: interaction.id, answer: { choice: 1, note: 'x' } }, 'invalid_answer', ['note']],
+      [{ interactionId: interaction.id, answer: 'Retreat' }, 'validation_failed', ['answer']],
+      [{ interactionId: 'bad!id', answer: { choice: 1 } }, 'validation_failed', ['interactionId']],
+      ['Retreat', 'validation_failed', ['answer message']],
+      [null, 'validation_failed', ['answer message']],
+      [{ interactionId: interaction.id, answer: { choice: 7 } }, 'invalid_answer', ['choice', 'out of range']],
+      [{ interactionId: interaction.id, answer: { choice: 0, choices: [1] } }, 'invalid_answer', ['choices']],
+      [{ interactionId: interaction.id, answer: { text: 'Retreat' } }, 'invalid_answer', ['text']],
+      [{ interactionId: randomUUID(), answer: { choice: 1 } }, 'not_found', ['not found']],
+    ];
+    for (const [body, code, mentions] of badAnswers) {
+      expectError({ body: await emit(alice.socket, 'answer', body) }, null, code, mentions);
+    }
+    for (const other of [mallory, bob]) {
+      expect(await other.answer(interaction.id, { choice: 1 })).toEqual(notFound('interaction', interaction.id));
+    }
+
+    expect(await snapshot()).toEqual(before);
+    await expectStillOpen(runId, interaction.id);
+    expect([...alice.events, ...bob.events, ...mallory.events]).toEqual([]);
+
+    // The same sockets still work: a valid subscribe, a valid answer, then a conflict for a second one.
+    expect(await alice.subscribe({ runId })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    expect(await alice.answer(interaction.id, { choice: 2 })).toMatchObject({ ok: true, interaction: { status: 'answered', answer: { labels: ['Party'] } } });
+    expectError({ body: await alice.answer(interaction.id, { choice: 1 }) }, null, 'conflict', ['already answered', 'by alice']);
+    await alice.waitForEvent((e) => e.type === 'interaction.resolved' && e.runId === runId, 'the resolved event');
+    expect(mallory.events).toEqual([]);
+  });
+});
+
+/** A connection attempt that resolves on connect and rejects with the connect_error. */
+async function connectRaw(auth: { token?: string }): Promise<void> {
+  const socket = io(`${stack.url}/v1`, { auth, transports: ['websocket'], reconnection: false, forceNew: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('connect_error', (error) => reject(error));
+    });
+  } finally {
+    socket.disconnect();
+  }
+}
