@@ -30,7 +30,7 @@ class MemoryWorkspace implements WorkspacePort {
           return { status: 'rejected', error: `workspace full: ${this.maxTotalBytes}-byte limit` };
         }
         this.files.set(path, content);
-        return { status: 'applied', result: `wrote ${Buffer.byteLength(content)} bytes` };
+        return { status: 'applied', result: JSON.stringify({ ok: true, path, bytes: Buffer.byteLength(content) }) };
       }),
     );
   }
@@ -39,7 +39,7 @@ class MemoryWorkspace implements WorkspacePort {
     this.calls.push(`delete ${effectId} ${path}`);
     return Promise.resolve(
       this.once(effectId, () =>
-        this.files.delete(path) ? { status: 'applied', result: 'deleted' } : { status: 'rejected', error: `no such file: ${path}` },
+        this.files.delete(path) ? { status: 'applied', result: JSON.stringify({ ok: true, path, deleted: true }) } : { status: 'rejected', error: `no such file: ${path}` },
       ),
     );
   }
@@ -70,7 +70,7 @@ describe('executeWorkspaceTool', () => {
 
   it('writes, reads, lists and deletes files', async () => {
     expect(await run('write_file', { path: 'notes/plan.md', content: '# Plan' })).toEqual({
-      content: '{"ok":true,"path":"notes/plan.md","result":"wrote 6 bytes"}',
+      content: '{"ok":true,"path":"notes/plan.md","bytes":6}',
       isError: false,
     });
     await run('write_file', { path: 'a.txt', content: 'héllo' });
@@ -84,7 +84,7 @@ describe('executeWorkspaceTool', () => {
       totalBytes: 12,
       maxWorkspaceBytes: 150,
     });
-    expect(body(await run('delete_file', { path: 'a.txt' }))).toEqual({ ok: true, path: 'a.txt', result: 'deleted' });
+    expect(body(await run('delete_file', { path: 'a.txt' }))).toEqual({ ok: true, path: 'a.txt', deleted: true });
     expect(body(await run('list_files', undefined))).toMatchObject({ files: [{ path: 'notes/plan.md' }], totalBytes: 6 });
   });
 

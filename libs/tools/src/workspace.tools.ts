@@ -57,14 +57,14 @@ export async function executeWorkspaceTool(call: WorkspaceToolCall): Promise<Too
       if (bytes > limits.maxFileBytes) {
         return errorResult(`content is ${bytes} bytes, over the ${limits.maxFileBytes}-byte limit per file; nothing was written`);
       }
-      return effectResult(args.value.path, await workspace.write(effectId, args.value.path, args.value.content));
+      return effectResult(await workspace.write(effectId, args.value.path, args.value.content));
     }
     case 'delete_file': {
       const args = withPath(checkInput(name, DeleteFileInputSchema, input));
       if (!args.ok) {
         return errorResult(args.error);
       }
-      return effectResult(args.value.path, await workspace.delete(effectId, args.value.path));
+      return effectResult(await workspace.delete(effectId, args.value.path));
     }
   }
 }
@@ -77,12 +77,15 @@ function withPath<T extends { path: string }>(checked: Checked<T>): Checked<T> {
   return path.ok ? { ok: true, value: { ...checked.value, path: path.value } } : path;
 }
 
-/** A replayed effect reads exactly like the first application, so a resumed run sees the same result. */
-function effectResult(path: string, outcome: EffectOutcome): ToolResult {
+/**
+ * A replayed effect reads exactly like the first application, so a resumed run sees the same result.
+ * The store records that result as the tool_result text itself.
+ */
+function effectResult(outcome: EffectOutcome): ToolResult {
   switch (outcome.status) {
     case 'applied':
     case 'replayed':
-      return okResult({ path, result: outcome.result });
+      return { content: outcome.result, isError: false };
     case 'rejected':
       return errorResult(outcome.error);
   }
