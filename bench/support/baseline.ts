@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { deletePrefix, nowMs, sleep } from './stats';
+
+const JOB_OPTS = { removeOnComplete: true, removeOnFail: true } as const;
+
+function connection(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null });
+}
+
+/** Baseline 1: a bare BullMQ `queue.add` → worker `completed` round trip, one at a time. */
+export class BullRoundTrip {
+  readonly prefix = `bench${randomUUID().slice(0, 8)}`;
+  private readonly queueConn: Redis;
+  private readonly workerConn: Redis;
+  private readonly admin: Redis;
+  private readonly queue: Queue;
+  private readonly worker: Worker;
+  private readonly waiting = new Map<string, () => void>();
+
+  constructor(private readonly url: string) {
+    this.queueConn = connection(url);
+    this.workerConn = connection(url);
+    this.admin = new Redis(url);
+    this.queue = new Queue('rt', { connection: this.queueConn, prefix: `${this.prefix}:bull` });
+    this.worker = new Worker('rt', () => Promise.resolve('ok'), { connection: this.workerConn, prefix: `${this.prefix}:bull`, concurrency: 1 });
+    this.worker.on('completed', (job: Job) => this.waiting.get(job.id ?? '')?.());
+  }
+
+  async ready(): Promise<void> {
+    await Promise.all([this.queue.waitUntilReady(), this.worker.waitUntilReady()]);
+  }
+
+  /** `count` sequential round trips; returns each one's latency in ms. */
+  async run(count: number): Promise<number[]> {
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const start = nowMs();
+      let done!: () => void;
+      const completed = new Promise<void>((resolve) => (done = resolve));
+      const job = await this.queue.add('rt', { i }, JOB_OPTS);
+      this.waiting.set(job.id!, done);
+      await completed;
+      samples.push(nowMs() - start);
+      this.waiting.delete(job.id!);
+    }
+    return samples;
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+    await this.queue.close();
+    this.queueConn.disconnect();
+    this.workerConn.disconnect();
+    await deletePrefix(this.admin, this.prefix);
+    await this.admin.quit();
+  }
+}
+
+// One Lua script: park = flip the run's hash to waiting and XADD the question, atomically.
+const PARK_LUA = `
+redis.call('HSET', KEYS[1], 'status', 'waiting', 'step', ARGV[2])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 100000, '*', 'run', ARGV[1], 'step', ARGV[2])
+return 1`;
+
+interface MiniJob {
+  runId: string;
+  step: number;
+}
+
+/**
+ * Baseline 2: the least a park/resume runtime can do with the same parts. A BullMQ job advances a
+ * run one step; to ask, it runs one Lua script (HSET status=waiting + XADD to a questions stream)
+ * and completes. An answerer reading that stream (XREAD BLOCK) flips the run back (HSET
+ * status=queued) and re-adds the job. No log, no events, no fencing, no deadlines.
+ */
+export class MiniParkResume {
+  readonly prefix = `bench${randomUUID().slice(0, 8)}`;
+  readonly resumeMs: number[] = [];
+  answered = 0;
+  private readonly queueConn: Redis;
+  private readonly workerConn: Redis;
+  private readonly commands: Redis;
+  private readonly reader: Redis;
+  private readonly queue: Queue<MiniJob>;
+  private readonly worker: Worker<MiniJob>;
+  private readonly answeredAt = new Map<string, number>();
+  private readonly done = new Set<string>();
+  private readonly errors: unknown[] = [];
+  private questions = 0;
+  private answering = true;
+  private stopped = false;
+  private loop?: Promise<void>;
+
+  constructor(url: string, concurrency: number) {
+    this.queueConn = connection(url);
+    this.workerConn = connection(url);
+    this.commands = new Redis(url);
+    this.reader = connection(url);
+    this.commands.defineCommand('miniPark', { numberOfKeys: 2, lua: PARK_LUA });
+    this.queue = new Queue<MiniJob>('mini', { connection: this.queueConn, prefix: `${this.prefix}:bull` });
+    this.worker = new Worker<MiniJob>('mini', (job) => this.process(job), {
+      connection: this.workerConn,
+      prefix: `${this.prefix}:bull`,
+      concurrency,
+    });
+  }
+
+  get stream(): string {
+    return `${this.prefix}:questions`;
+  }
+  runKey(runId: string): string {
+    return `${this.prefix}:run:${runId}`;
+  }
+
+  async ready(): Promise<void> {
+    await Promise.all([this.queue.waitUntilReady(), this.worker.waitUntilReady()]);
+    this.loop = this.read();
+  }
+
+  /** Starts `runs` runs of `questions` questions each; resolves when all have finished. */
+  async runAll(runs: number, questions: number, options: { answer?: boolean; timeoutMs?: number } = {}): Promise<string[]> {
+    this.questions = questions;
+    this.answering = options.answer ?? true;
+    const ids = Array.from({ length: runs }, () => randomUUID());
+    await Promise.all(
+      ids.map(async (runId) => {
+        await this.commands.hset(this.runKey(runId), 'status', 'queued', 'step', 0);
+        await this.queue.add('step', { runId, step: 0 }, JOB_OPTS);
+      }),
+    );
+    if (this.answering) {
+      await this.waitFor(() => ids.every((id) => this.done.has(id)), options.timeoutMs ?? 120_000);
+    }
+    return ids;
+  }
+
+  /** Waits until `runIds` are all parked (status waiting). */
+  async waitParked(runIds: string[], timeoutMs = 120_000): Promise<void> {
+    await this.waitFor(async () => {
+      const pipeline = this.commands.pipeline();
+      runIds.forEach((id) => pipeline.hget(this.runKey(id), 'status'));
+      const replies = (await pipeline.exec()) ?? [];
+      return replies.every(([, status]) => status === 'waiting');
+    }, timeoutMs);
+  }
+
+  reset(): void {
+    this.resumeMs.length = 0;
+    this.answered = 0;
+  }
+
+  private async process(job: Job<MiniJob>): Promise<void> {
+    const { runId, step } = job.data;
+    const answeredAt = this.answeredAt.get(runId);
+    if (answeredAt !== undefined) {
+      this.resumeMs.push(nowMs() - answeredAt);
+      this.answeredAt.delete(runId);
+    }
+    if (step < this.questions) {
+      await (this.commands as unknown as { miniPark: (...args: Array<string | number>) => Promise<unknown> }).miniPark(
+        this.runKey(runId),
+        this.stream,
+        runId,
+        step,
+      );
+      return;
+    }
+    await this.commands.hset(this.runKey(runId), 'status', 'finished');
+    this.done.add(runId);
+  }
+
+  private async read(): Promise<void> {
+    // The stream is this instance's own and starts empty: read it from the beginning.
+    let last = '0-0';
+    while (!this.stopped) {
+      let reply: Array<[string, Array<[string, string[]]>]> | null;
+      try {
+        reply = await this.reader.xread('COUNT', 1000, 'BLOCK', 100, 'STREAMS', this.stream, last);
+      } catch (error) {
+        if (!this.stopped) {
+          this.errors.push(error);
+        }
+        return;
+      }
+      for (const [, entries] of reply ?? []) {
+        for (const [id, fields] of entries) {
+          last = id;
+          if (this.answering) {
+            void this.answer(fields[1], Number(fields[3])).catch((error: unknown) => this.errors.push(error));
+          }
+        }
+      }
+    }
+  }
+
+  private async answer(runId: string, step: number): Promise<void> {
+    this.answeredAt.set(runId, nowMs());
+    this.answered++;
+    await this.commands.hset(this.runKey(runId), 'status', 'queued');
+    await this.queue.add('step', { runId, step: step + 1 }, JOB_OPTS);
+  }
+
+  private async waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await condition())) {
+      if (this.errors.length > 0) {
+        throw new Error(`mini park/resume failed: ${String(this.errors[0])}`);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`mini park/resume did not get there within ${timeoutMs} ms`);
+      }
+      await sleep(5);
+    }
+  }
+
+  /** Deletes this baseline's keys under its prefix; the instance stays usable for another round. */
+  async clearKeys(): Promise<void> {
+    await deletePrefix(this.commands, `${this.prefix}:run`);
+    await this.commands.del(this.stream);
+  }
+
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+    await this.worker.close();
+    await this.queue.close();
+    this.queueConn.disconnect();
+    this.workerConn.disconnect();
+    this.reader.disconnect();
+    await deletePrefix(this.commands, this.prefix);
+    await this.commands.quit();
+  }
+}
