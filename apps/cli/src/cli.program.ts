@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliContext, type ActionFactory, type CliIo, type GlobalOptions } from './cli.context';
 import { EXIT, UsageError } from './cli.errors';
+import { errorMessage } from './errors.describe';
 import { registerAgentsCommand } from './commands/agents.command';
 import { registerCancelCommand } from './commands/cancel.command';
 import { registerLogsCommand } from './commands/logs.command';
@@ -67,7 +68,6 @@ function reportError(error: unknown, io: CliIo): number {
     // commander has already printed its message (or the help).
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`error: ${message}\n`);
+  io.stderr.write(`error: ${errorMessage(error)}\n`);
   return error instanceof UsageError ? EXIT.usage : EXIT.error;
 }

@@ -12,6 +12,7 @@ import {
   type Run,
   type RunStatus,
 } from '@parley/contracts';
+import { rootCauseMessage } from '../errors.describe';
 import { ApiError } from './api.error';
 import { RawEventSchema, type RawEvent } from './event.parse';
 
@@ -143,17 +144,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Node's fetch hides the useful part (ECONNREFUSED, ...) in `cause`. */
 function describeFetchError(error: unknown): string {
-  if (error instanceof Error) {
-    if (error.name === 'TimeoutError') {
-      return `no reply within ${REQUEST_TIMEOUT_MS / 1000}s`;
-    }
-    const cause = (error as { cause?: unknown }).cause;
-    if (cause instanceof Error && cause.message !== '') {
-      return cause.message;
-    }
-    return error.message;
-  }
-  return String(error);
+  const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+  return name === 'TimeoutError' ? `no reply within ${REQUEST_TIMEOUT_MS / 1000}s` : rootCauseMessage(error);
 }

@@ -14,7 +14,7 @@ export function parseIntOption(min: number, max: number): (value: string) => num
   };
 }
 
-/** Collects a repeatable option's values. */
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+/** Collects a repeatable option's values (no default, so help does not print "default: []"). */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }

@@ -8,7 +8,7 @@ import { collect } from './option.parsers';
 import { answerFromFlags, hasAnswerFlags, type AnswerFlags } from './respond.options';
 
 interface RespondOptions {
-  choice: string[];
+  choice?: string[];
   approve?: boolean;
   deny?: boolean;
   feedback?: string;
@@ -21,7 +21,7 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
     .description('list open questions, or answer one')
     .argument('[id]', 'interaction to answer; without it, open interactions are listed')
     .argument('[text]', 'answer to a free_text or edit_text question ("-" reads it from stdin)')
-    .option('--choice <n>', 'option number, 0-based (repeat it or use a comma list to pick several)', collect, [])
+    .option('--choice <n>', 'option number, 0-based (repeat it or use a comma list to pick several)', collect)
     .addOption(new Option('--approve', 'say yes to a confirm, approve a review').conflicts('deny'))
     .addOption(new Option('--deny', 'say no to a confirm, reject a review').conflicts('approve'))
     .option('--feedback <text>', 'feedback that comes with a review verdict')
@@ -33,7 +33,7 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
         const options = cmd.opts<RespondOptions>();
         const flags: AnswerFlags = {
           text,
-          choice: options.choice,
+          choice: options.choice ?? [],
           approve: options.approve === true,
           deny: options.deny === true,
           feedback: options.feedback,

@@ -9,6 +9,9 @@ import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
 
+/** How long the end of a run waits for the acknowledgement of an answer already on its way. */
+const ANSWER_GRACE_MS = 2000;
+
 export interface RunFollowerDeps {
   runId: string;
   json: boolean;
@@ -41,6 +44,7 @@ export class RunFollower {
   private pumping = false;
   private active?: { id: string; controller: AbortController };
   private sending?: string;
+  private deferredEnd?: () => void;
 
   constructor(private readonly deps: RunFollowerDeps) {
     this.outcome = new Promise<number>((resolve, reject) => {
@@ -77,8 +81,8 @@ export class RunFollower {
     if (this.finished) {
       return;
     }
-    this.note(`interrupted; run ${this.deps.runId} keeps going (follow it with: parley logs ${this.deps.runId} -f)`);
-    this.end(EXIT.interrupted);
+    const { runId } = this.deps;
+    this.end(EXIT.interrupted, () => this.note(`interrupted; run ${runId} keeps going (follow it with: parley logs ${runId} -f)`));
   }
 
   fail(error: unknown): void {
@@ -250,6 +254,7 @@ export class RunFollower {
         }
       } finally {
         this.sending = undefined;
+        this.deferredEnd?.();
       }
     }
   }
@@ -259,8 +264,18 @@ export class RunFollower {
       return;
     }
     this.stop();
-    report?.();
-    this.settle(code);
+    const finish = (): void => {
+      this.deferredEnd = undefined;
+      report?.();
+      this.settle(code);
+    };
+    if (this.sending === undefined) {
+      finish();
+      return;
+    }
+    // The answer's events can overtake its ack; let "answer sent" print before the run's end.
+    this.deferredEnd = finish;
+    setTimeout(() => this.deferredEnd?.(), ANSWER_GRACE_MS).unref();
   }
 
   private stop(): void {

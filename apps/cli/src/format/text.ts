@@ -24,8 +24,9 @@ function safeStringify(value: unknown): string {
     return '';
   }
   try {
-    // undefined for functions and symbols, which never come out of JSON anyway.
-    return (JSON.stringify(value) as string | undefined) ?? '';
+    // Typed as string, but undefined for functions and symbols.
+    const json: string | undefined = JSON.stringify(value);
+    return json ?? '';
   } catch {
     return '[unserialisable]';
   }

@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from 'node:readline';
+import { clearLine, createInterface, cursorTo, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 
 /** The prompt was withdrawn (the interaction got resolved elsewhere, or the run ended). */
@@ -78,8 +78,7 @@ export class LineReader implements LineSource {
     return new Promise<string>((resolve, reject) => {
       const onAbort = (): void => {
         this.waiter = undefined;
-        this.clearTypedLine();
-        this.output.write('\n');
+        this.withdrawPrompt();
         reject(new PromptCancelledError());
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -130,16 +129,24 @@ export class LineReader implements LineSource {
     }
   }
 
+  /** Also forgets the prompt on a terminal, so a later redraw by readline cannot show a stale one. */
   private echo(line: string): void {
-    if (!this.terminal) {
+    if (this.terminal) {
+      this.rl.setPrompt('');
+    } else {
       this.output.write(`${line}\n`);
     }
   }
 
-  private clearTypedLine(): void {
-    if (this.terminal) {
-      this.rl.write(null, { ctrl: true, name: 'e' });
-      this.rl.write(null, { ctrl: true, name: 'u' });
+  private withdrawPrompt(): void {
+    if (!this.terminal) {
+      this.output.write('\n');
+      return;
     }
+    this.rl.setPrompt('');
+    this.rl.write(null, { ctrl: true, name: 'e' });
+    this.rl.write(null, { ctrl: true, name: 'u' });
+    clearLine(this.output, 0);
+    cursorTo(this.output, 0);
   }
 }

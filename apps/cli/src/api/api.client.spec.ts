@@ -1,0 +1,72 @@
+import { ApiClient } from './api.client';
+import { ApiError } from './api.error';
+
+type Call = { url: string; init: RequestInit };
+
+function client(reply: (call: Call) => Response | Promise<Response>) {
+  const calls: Call[] = [];
+  const fetchFn = ((url: string, init: RequestInit) => {
+    const call = { url, init };
+    calls.push(call);
+    return Promise.resolve(reply(call));
+  }) as unknown as typeof fetch;
+  return { api: new ApiClient('http://gw:1', 'tok', fetchFn), calls };
+}
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+describe('ApiClient', () => {
+  it('sends the bearer token, query and JSON body', async () => {
+    const { api, calls } = client(() => json(200, { interaction: interactionFixture }));
+    await api.answer('i/1', { choice: 1 });
+    expect(calls[0].url).toBe('http://gw:1/v1/interactions/i%2F1/answer');
+    expect(calls[0].init.method).toBe('POST');
+    expect(calls[0].init.headers).toMatchObject({ authorization: 'Bearer tok', 'content-type': 'application/json' });
+    expect(calls[0].init.body).toBe('{"choice":1}');
+
+    const list = client(() => json(200, { runs: [] }));
+    await list.api.listRuns({ status: 'waiting', limit: 5 });
+    expect(list.calls[0].url).toBe('http://gw:1/v1/runs?status=waiting&limit=5');
+  });
+
+  it('throws the error body as an ApiError with status and code', async () => {
+    const { api } = client(() => json(409, { error: { code: 'conflict', message: 'already answered by ann at T' } }));
+    const error = await api.getInteraction('x').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 409, code: 'conflict', message: 'already answered by ann at T' });
+  });
+
+  it('reports a non-JSON failure by its HTTP status', async () => {
+    const { api } = client(() => new Response('<html>bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
+    await expect(api.listAgents()).rejects.toMatchObject({ status: 502, code: 'http_error', message: 'GET /v1/agents failed: HTTP 502 Bad Gateway' });
+  });
+
+  it('rejects a reply that does not match the contract', async () => {
+    const { api } = client(() => json(200, { runs: [{ id: 1 }] }));
+    await expect(api.listRuns()).rejects.toMatchObject({ code: 'bad_response', message: expect.stringContaining('runs.0.id') });
+  });
+
+  it('turns a network failure into a network_error naming the cause', async () => {
+    const { api } = client(() => {
+      throw Object.assign(new TypeError('fetch failed'), { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') });
+    });
+    await expect(api.listAgents()).rejects.toMatchObject({ status: 0, code: 'network_error', message: 'cannot reach the gateway at http://gw:1: connect ECONNREFUSED 127.0.0.1:1' });
+  });
+
+  it('maps a socket error ack to the HTTP status of its code', () => {
+    expect(ApiError.fromBody({ error: { code: 'invalid_answer', message: 'm' } }).status).toBe(422);
+    expect(ApiError.fromBody({ error: { code: 'conflict', message: 'm' } }).status).toBe(409);
+  });
+});
+
+const interactionFixture = {
+  id: 'i1',
+  tenant: 'dev',
+  runId: 'r1',
+  owner: 'cli',
+  waitReason: 'question',
+  prompt: { kind: 'free_text', prompt: 'p' },
+  status: 'answered',
+  createdAt: 'T',
+  deadline: null,
+};

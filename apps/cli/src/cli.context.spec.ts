@@ -1,0 +1,29 @@
+import { loadConfig, verifyToken } from '@parley/platform';
+import { UsageError } from './cli.errors';
+import { DEFAULT_URL, resolveConnection } from './cli.context';
+
+describe('resolveConnection', () => {
+  it('prefers flags over the environment over defaults', () => {
+    expect(resolveConnection({ url: 'http://flag:1/', token: 't1' }, { PARLEY_URL: 'http://env:2', PARLEY_TOKEN: 't2' })).toEqual({
+      baseUrl: 'http://flag:1',
+      token: 't1',
+    });
+    expect(resolveConnection({}, { PARLEY_URL: 'https://env:2/base/', PARLEY_TOKEN: 't2' })).toEqual({ baseUrl: 'https://env:2/base', token: 't2' });
+  });
+
+  it('defaults to the local gateway and a dev admin token', () => {
+    const { baseUrl, token } = resolveConnection({}, { PARLEY_URL: '' });
+    expect(baseUrl).toBe(DEFAULT_URL);
+    expect(verifyToken(token, loadConfig({}).jwtSecret)).toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
+  });
+
+  it('signs the dev token with PARLEY_JWT_SECRET', () => {
+    const { token } = resolveConnection({}, { PARLEY_JWT_SECRET: 'another-secret-0123456789' });
+    expect(verifyToken(token, 'another-secret-0123456789').sub).toBe('cli');
+  });
+
+  it('rejects a URL that is not http(s)', () => {
+    expect(() => resolveConnection({ url: 'localhost:8080' }, {})).toThrow(UsageError);
+    expect(() => resolveConnection({ url: 'nope' }, {})).toThrow('invalid gateway URL "nope"');
+  });
+});

@@ -1,0 +1,442 @@
+import { PassThrough } from 'node:stream';
+import { verifyToken, loadConfig } from '@parley/platform';
+import type { Run } from '@parley/contracts';
+import { FakeGateway } from './testing/fake.gateway';
+import { CapturedOutput, CliSession, waitFor } from './testing/cli.harness';
+import { CliContext } from './cli.context';
+import { followRun } from './commands/run.command';
+
+const CHOICE = { kind: 'multiple_choice' as const, prompt: 'Which colour?', options: [{ label: 'Red' }, { label: 'Green', description: 'calm' }], multi: false };
+
+describe('parley CLI (against a fake gateway)', () => {
+  let gateway: FakeGateway;
+  let env: Record<string, string | undefined>;
+
+  beforeEach(async () => {
+    gateway = new FakeGateway();
+    await gateway.start();
+    env = { PARLEY_URL: gateway.url };
+  });
+
+  afterEach(async () => {
+    await gateway.stop();
+  });
+
+  const cli = (...argv: string[]): CliSession => new CliSession(argv, env);
+  const startedRun = async (): Promise<Run> => {
+    await waitFor(() => gateway.runs.size > 0, 'a run to be created');
+    return [...gateway.runs.values()][0];
+  };
+
+  describe('run', () => {
+    it('streams text and tools, asks a question, re-asks after invalid input and a 422, and exits 0 with the summary', async () => {
+      gateway.rejectAnswers = 1;
+      gateway.onRunStarted = (run) => {
+        gateway.say(run.id, 'Hello ', 'world');
+        gateway.tool(run.id, 'read_file', { path: 'notes.md' }, 'line one\nline two');
+        gateway.ask(run.id, CHOICE);
+      };
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'picked a colour');
+      const session = cli('run', 'echo', 'pick', 'a', 'colour');
+      session.type('5', '1', '1');
+
+      expect(await session.exit).toBe(0);
+      const out = session.out;
+      expect(out).toMatch(/run \S+ started \(agent echo\)/);
+      expect(out).toContain('Hello world\n');
+      expect(out.match(/Hello world/g)).toHaveLength(1);
+      expect(out).toContain('→ read_file {"path":"notes.md"}');
+      expect(out).toContain('← read_file: line one line two');
+      expect(out).toContain('? Which colour?');
+      expect(out).toContain('1) Green — calm');
+      expect(out).toContain('there is no option 5 (choose 0-1)');
+      expect(out).toContain('refused by the test gateway — please answer again');
+      expect(out).toContain('✓ answer sent');
+      expect(out).toContain('✓ run finished (finish): picked a colour');
+      expect(gateway.answers.map((a) => [a.via, a.body, a.accepted])).toEqual([
+        ['socket', { choice: 1 }, false],
+        ['socket', { choice: 1 }, true],
+      ]);
+      const run = [...gateway.runs.values()][0];
+      expect(run.task).toBe('pick a colour');
+    });
+
+    it('collects an edited document and a review verdict with feedback', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.ask(run.id, { kind: 'edit_text', prompt: 'Fix the draft', document: 'old text' });
+      };
+      gateway.onAnswered = (interaction) => {
+        if (interaction.prompt.kind === 'edit_text') {
+          gateway.ask(interaction.runId, { kind: 'review', prompt: 'Release notes', markdown: '# v2\n- faster' });
+        } else {
+          gateway.finish(interaction.runId);
+        }
+      };
+      const session = cli('run', 'echo', 'write notes');
+      session.type('new line 1', 'new line 2', '.', 'n', 'needs a changelog link');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('old text');
+      expect(session.out).toContain('# v2\n- faster');
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ text: 'new line 1\nnew line 2' }, { approved: false, feedback: 'needs a changelog link' }]);
+    });
+
+    it('keeps an edit_text document as is on an empty first line, and confirms with y', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'edit_text', prompt: 'Edit?', document: 'keep me' });
+      gateway.onAnswered = (interaction) => {
+        if (interaction.prompt.kind === 'edit_text') {
+          gateway.ask(interaction.runId, { kind: 'confirm', prompt: 'Ship it?' });
+        } else {
+          gateway.finish(interaction.runId);
+        }
+      };
+      const session = cli('run', 'echo', 'edit');
+      session.type('', 'maybe', 'y');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('answer y or n');
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ text: 'keep me' }, { confirmed: true }]);
+    });
+
+    it('withdraws the prompt when someone else answers first', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'free_text', prompt: 'Your name?' });
+      const session = cli('run', 'echo', 'greet');
+      await waitFor(() => session.out.includes('Your name?') && session.out.endsWith('> '), 'the prompt');
+      const run = await startedRun();
+      const interaction = [...gateway.interactions.values()][0];
+
+      gateway.answerAs('alice', interaction.id, { text: 'Alice' });
+      await waitFor(() => session.out.includes('answered by alice'), 'the resolution notice');
+      gateway.finish(run.id, 'greeted Alice');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain(`interaction ${interaction.id} was answered by alice at`);
+      expect(session.out).toContain('your answer is no longer needed');
+      expect(gateway.answers.map((a) => a.via)).toEqual(['http']);
+    });
+
+    it('says so on a 409 when the question was answered while the person typed', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'free_text', prompt: 'Quick?' });
+      const session = cli('run', 'echo', 'race');
+      await waitFor(() => session.out.endsWith('> '), 'the prompt');
+      const run = await startedRun();
+      const interaction = [...gateway.interactions.values()][0];
+      // Resolve behind the CLI's back (no event), as if the event were still in flight.
+      gateway.interactions.set(interaction.id, { ...interaction, status: 'answered', resolvedAt: 'T', resolvedBy: { kind: 'user', subject: 'bob' } });
+      session.type('me');
+      await waitFor(() => session.out.includes('answer not accepted'), 'the conflict message');
+      gateway.finish(run.id);
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('answer not accepted: interaction');
+      expect(session.out).toContain('already answered by bob');
+    });
+
+    it('resubscribes from the last seq after a dropped connection and never asks the same question twice', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'confirm', prompt: 'Deploy now?' });
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId);
+      const session = cli('run', 'echo', 'deploy');
+      await waitFor(() => session.out.includes('Deploy now?'), 'the prompt');
+      const seen = gateway.events.length;
+
+      gateway.replayEverything = true;
+      gateway.dropConnections();
+      await waitFor(() => gateway.subscribes.length === 2, 'the resubscription');
+      session.type('y');
+
+      expect(await session.exit).toBe(0);
+      expect(gateway.subscribes[0]).toMatchObject({ since: 0 });
+      expect(gateway.subscribes[1].since).toBe(seen);
+      expect(session.out.match(/\? Deploy now\?/g)).toHaveLength(1);
+      expect(session.err).toContain('reconnecting');
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ confirmed: true }]);
+    });
+
+    it('keeps following when stdin is closed, so `parley respond` from elsewhere can answer', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, CHOICE);
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'done');
+      const session = cli('run', 'echo', 'unattended');
+      session.stdin.end();
+      await waitFor(() => session.out.includes('stdin is closed'), 'the stdin notice');
+      const interaction = [...gateway.interactions.values()][0];
+      expect(session.out).toContain(`parley respond ${interaction.id} --choice N`);
+
+      const responder = cli('respond', interaction.id, '--choice', '0');
+      expect(await responder.exit).toBe(0);
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('answered by cli');
+    });
+
+    it('exits 1 with the error on stderr when the run fails', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.say(run.id, 'trying');
+        gateway.fail(run.id, 'model exploded');
+      };
+      const session = cli('run', 'echo', 'fail');
+      expect(await session.exit).toBe(1);
+      expect(session.err).toContain('✗ run failed (model_error): model exploded');
+    });
+
+    it('exits 1 when the run is cancelled, and cancels an open prompt', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'free_text', prompt: 'Wait?' });
+      const session = cli('run', 'echo', 'cancel me');
+      await waitFor(() => session.out.endsWith('> '), 'the prompt');
+      const run = await startedRun();
+
+      expect(await cli('cancel', run.id).exit).toBe(0);
+      expect(await session.exit).toBe(1);
+      expect(session.err).toContain('✗ run cancelled by cli (cancelled)');
+    });
+
+    it('replays a run that already ended without asking its old questions', async () => {
+      const first = cli('run', 'echo', 'old', '--detach', '--json');
+      expect(await first.exit).toBe(0);
+      const { runId } = JSON.parse(first.out) as { runId: string };
+      const interaction = gateway.ask(runId, { kind: 'free_text', prompt: 'Old question' });
+      gateway.answerAs('carol', interaction.id, { text: 'x' });
+      gateway.finish(runId, 'long done');
+
+      const stdout = new CapturedOutput();
+      const io = { stdin: new PassThrough(), stdout, stderr: new CapturedOutput(), env };
+      expect(await followRun(new CliContext(io, {}), runId)).toBe(0);
+      expect(stdout.text).not.toContain('Old question');
+      expect(stdout.text).toContain('✓ run finished (finish): long done');
+    });
+
+    it('--detach --json prints only the run id', async () => {
+      const session = cli('run', 'echo', 'hi', '--detach', '--json');
+      expect(await session.exit).toBe(0);
+      const run = await startedRun();
+      expect(JSON.parse(session.out)).toEqual({ runId: run.id });
+    });
+
+    it('--json prints events as JSON lines and prompts on stderr', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'confirm', prompt: 'OK?' });
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'ok');
+      const session = cli('run', 'echo', 'json', '--json');
+      session.type('yes');
+
+      expect(await session.exit).toBe(0);
+      const events = session.out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; seq: number });
+      expect(events.map((event) => event.type)).toContain('interaction.opened');
+      expect(events.at(-1)?.type).toBe('run.finished');
+      expect(session.err).toContain('? OK?');
+    });
+
+    it('reports an unknown agent with the gateway message', async () => {
+      const session = cli('run', 'nobody', 'hi');
+      expect(await session.exit).toBe(1);
+      expect(session.err).toBe('error: agent nobody not found\n');
+    });
+  });
+
+  describe('ps', () => {
+    it('prints a table, filters by status, and prints JSON', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, CHOICE);
+      expect(await cli('run', 'echo', 'a', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      await waitFor(() => gateway.runs.get(run.id)?.status === 'waiting', 'the run to wait');
+
+      const table = cli('ps');
+      expect(await table.exit).toBe(0);
+      expect(table.out.split('\n')[0]).toMatch(/^ID\s+AGENT\s+STATUS\s+WAIT\s+UPDATED$/);
+      expect(table.out).toMatch(new RegExp(`${run.id}\\s+echo\\s+waiting\\s+question\\s+(just now|\\d+s ago)`));
+
+      const none = cli('ps', '--status', 'finished');
+      expect(await none.exit).toBe(0);
+      expect(none.out).toBe('no finished runs\n');
+
+      const json = cli('ps', '--json');
+      expect(await json.exit).toBe(0);
+      expect((JSON.parse(json.out) as Run[]).map((r) => r.id)).toEqual([run.id]);
+    });
+
+    it('rejects an unknown status as a usage error', async () => {
+      const session = cli('ps', '--status', 'sleeping');
+      expect(await session.exit).toBe(2);
+      expect(session.err).toContain("argument 'sleeping' is invalid");
+    });
+  });
+
+  describe('respond', () => {
+    const openOne = async (prompt: Parameters<FakeGateway['ask']>[1]) => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      return gateway.ask(run.id, prompt, '2999-01-01T00:00:00.000Z');
+    };
+
+    it('lists open interactions as a table and as JSON', async () => {
+      const interaction = await openOne(CHOICE);
+      const table = cli('respond');
+      expect(await table.exit).toBe(0);
+      expect(table.out).toMatch(/^ID\s+RUN\s+KIND\s+PROMPT\s+OPTIONS\s+DEADLINE\n/);
+      expect(table.out).toContain('0) Red | 1) Green');
+
+      const json = cli('respond', '--json');
+      expect(await json.exit).toBe(0);
+      expect(JSON.parse(json.out)).toEqual([
+        { id: interaction.id, runId: interaction.runId, kind: 'multiple_choice', prompt: 'Which colour?', options: ['Red', 'Green'], deadline: '2999-01-01T00:00:00.000Z' },
+      ]);
+    });
+
+    it('answers with a choice and prints the resolved interaction', async () => {
+      const interaction = await openOne(CHOICE);
+      const session = cli('respond', interaction.id, '--choice', '1', '--json');
+      expect(await session.exit).toBe(0);
+      expect(JSON.parse(session.out)).toMatchObject({ id: interaction.id, status: 'answered', answer: { choices: [1], labels: ['Green'] } });
+    });
+
+    it('answers a multi choice with repeated and comma-listed --choice', async () => {
+      const interaction = await openOne({ ...CHOICE, options: [{ label: 'a' }, { label: 'b' }, { label: 'c' }], multi: true });
+      const session = cli('respond', interaction.id, '--choice', '0,2', '--choice', '1');
+      expect(await session.exit).toBe(0);
+      expect(session.out).toBe(`answered ${interaction.id} (multiple_choice): 0) a, 2) c, 1) b\n`);
+      expect(gateway.answers[0].body).toEqual({ choices: [0, 2, 1] });
+    });
+
+    it('answers free text, reading it from stdin with "-"', async () => {
+      const interaction = await openOne({ kind: 'edit_text', prompt: 'Edit', document: 'a' });
+      const session = cli('respond', interaction.id, '-');
+      session.stdin.end('line 1\nline 2\n');
+      expect(await session.exit).toBe(0);
+      expect(gateway.answers[0].body).toEqual({ text: 'line 1\nline 2\n' });
+    });
+
+    it('approves a review with feedback and denies a confirm', async () => {
+      const review = await openOne({ kind: 'review', prompt: 'PR', markdown: 'diff' });
+      expect(await cli('respond', review.id, '--approve', '--feedback', 'nice').exit).toBe(0);
+      const confirm = gateway.ask(review.runId, { kind: 'confirm', prompt: 'Sure?' });
+      expect(await cli('respond', confirm.id, '--deny').exit).toBe(0);
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ approved: true, feedback: 'nice' }, { confirmed: false }]);
+    });
+
+    it('exits 2 when the flags do not fit the kind, without sending anything', async () => {
+      const interaction = await openOne({ kind: 'confirm', prompt: 'Sure?' });
+      const wrong = cli('respond', interaction.id, 'yes');
+      expect(await wrong.exit).toBe(2);
+      expect(wrong.err).toBe('error: <text> cannot answer a confirm interaction (use --approve / --deny)\n');
+      const both = cli('respond', interaction.id, '--approve', '--deny');
+      expect(await both.exit).toBe(2);
+      const noId = cli('respond', '--approve');
+      expect(await noId.exit).toBe(2);
+      expect(gateway.answers).toEqual([]);
+    });
+
+    it('exits 1 with the gateway message when the interaction is already resolved', async () => {
+      const interaction = await openOne({ kind: 'free_text', prompt: 'Name?' });
+      gateway.answerAs('dora', interaction.id, { text: 'D' });
+      const session = cli('respond', interaction.id, 'me');
+      expect(await session.exit).toBe(1);
+      expect(session.err).toMatch(/^error: interaction \S+ was already answered by dora at \S+\n$/);
+    });
+
+    it('exits 1 with the message of a 404', async () => {
+      const session = cli('respond', 'nope', 'x');
+      expect(await session.exit).toBe(1);
+      expect(session.err).toBe('error: interaction nope not found\n');
+    });
+  });
+
+  describe('logs', () => {
+    it('prints the events of a run, and JSON lines with --json', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.say(run.id, 'thinking ', 'hard');
+        gateway.finish(run.id, 'all good');
+      };
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      await waitFor(() => gateway.runs.get(run.id)?.status === 'finished', 'the run to finish');
+
+      const text = cli('logs', run.id);
+      expect(await text.exit).toBe(0);
+      expect(text.out).toMatch(/^#1 \d\d:\d\d:\d\d run\.created\s+agent echo \(api\): x$/m);
+      expect(text.out).toMatch(/message\s+thinking hard$/m);
+      expect(text.out).not.toContain('message.delta');
+      expect(text.out).toMatch(/run\.finished\s+finish: all good$/m);
+
+      const json = cli('logs', run.id, '--json');
+      expect(await json.exit).toBe(0);
+      const types = json.out
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { type: string }).type);
+      expect(types).toEqual(['run.created', 'run.status', 'message.delta', 'message.delta', 'message', 'run.finished']);
+    });
+
+    it('-f follows live events until the run ends', async () => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      const session = cli('logs', run.id, '-f');
+      await waitFor(() => gateway.connectionCount === 1 && gateway.subscribes.length === 1, 'the follower to subscribe');
+      expect(gateway.subscribes[0]).toEqual({ since: 1, runId: run.id });
+      gateway.say(run.id, 'live');
+      gateway.finish(run.id, 'bye');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toMatch(/message\s+live$/m);
+      expect(session.out).toMatch(/run\.finished\s+finish: bye$/m);
+    });
+  });
+
+  describe('agents, token, connection and usage', () => {
+    it('lists agents', async () => {
+      const table = cli('agents');
+      expect(await table.exit).toBe(0);
+      expect(table.out).toMatch(/^NAME\s+PROVIDER\s+TOOLS\s+DESCRIPTION\necho\s+scripted\s+ask_user,read_file\s+repeats what it is told\n$/);
+      const json = cli('agents', '--json');
+      expect(await json.exit).toBe(0);
+      expect(JSON.parse(json.out)).toEqual(gateway.agents);
+    });
+
+    it('prints a dev token signed with PARLEY_JWT_SECRET', async () => {
+      const secret = 'a-test-secret-of-some-length';
+      const session = new CliSession(['token', '--tenant', 'acme', '--sub', 'ann', '--role', 'member', '--ttl', '60'], { PARLEY_JWT_SECRET: secret });
+      expect(await session.exit).toBe(0);
+      expect(verifyToken(session.out.trim(), secret)).toEqual({ tenant: 'acme', sub: 'ann', role: 'member' });
+
+      const json = new CliSession(['token', '--json'], {});
+      expect(await json.exit).toBe(0);
+      const parsed = JSON.parse(json.out) as { token: string; role: string };
+      expect(verifyToken(parsed.token, loadConfig({}).jwtSecret)).toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
+    });
+
+    it('rejects a bad role or ttl as a usage error', async () => {
+      expect(await cli('token', '--role', 'root').exit).toBe(2);
+      expect(await cli('token', '--ttl', '0').exit).toBe(2);
+      expect(await cli('token', '--tenant', 'Bad Tenant').exit).toBe(2);
+    });
+
+    it('uses --token / PARLEY_TOKEN and reports a 401', async () => {
+      const flag = cli('agents', '--token', 'not-a-jwt');
+      expect(await flag.exit).toBe(1);
+      expect(flag.err).toMatch(/^error: invalid token: /);
+      env.PARLEY_TOKEN = 'also-not-a-jwt';
+      const fromEnv = cli('agents');
+      expect(await fromEnv.exit).toBe(1);
+      expect(fromEnv.err).toMatch(/^error: invalid token: /);
+    });
+
+    it('reports an unreachable gateway', async () => {
+      await gateway.stop();
+      const session = cli('ps');
+      expect(await session.exit).toBe(1);
+      expect(session.err).toMatch(/^error: cannot reach the gateway at http:\/\/127\.0\.0\.1:\d+: connect ECONNREFUSED/);
+      gateway = new FakeGateway();
+      await gateway.start();
+    });
+
+    it('exits 2 on usage errors and 0 on --help', async () => {
+      expect(await cli().exit).toBe(2);
+      expect(await cli('bogus').exit).toBe(2);
+      expect(await cli('run', 'echo').exit).toBe(2);
+      expect(await cli('ps', '--nope').exit).toBe(2);
+      expect(await cli('ps', '--url', 'ftp://x').exit).toBe(2);
+      const help = cli('--help');
+      expect(await help.exit).toBe(0);
+      expect(help.out).toContain('respond');
+    });
+  });
+});

@@ -1,0 +1,156 @@
+import type { AnswerBody, Interaction, ParleyEvent, Prompt } from '@parley/contracts';
+import { ApiError } from '../api/api.error';
+import { CapturedOutput } from '../testing/cli.harness';
+import type { InteractionPrompter } from '../prompt/interaction.prompter';
+import { PromptCancelledError } from '../prompt/line.reader';
+import { RunFollower } from './run.follower';
+
+const interaction = (id: string, prompt: Prompt = { kind: 'free_text', prompt: `question ${id}` }): Interaction => ({
+  id,
+  tenant: 'dev',
+  runId: 'r1',
+  owner: 'cli',
+  waitReason: 'question',
+  prompt,
+  status: 'open',
+  createdAt: 'T',
+  deadline: null,
+});
+
+/** A prompter whose questions the test answers (or that gets withdrawn) explicitly. */
+class ManualPrompter {
+  readonly asked: Array<{ id: string; problem?: string; answer: (body: AnswerBody) => void; signal: AbortSignal }> = [];
+  ask(target: Interaction, signal: AbortSignal, problem?: string): Promise<AnswerBody> {
+    return new Promise((resolve, reject) => {
+      signal.addEventListener('abort', () => reject(new PromptCancelledError()), { once: true });
+      this.asked.push({ id: target.id, problem, answer: resolve, signal });
+    });
+  }
+}
+
+function setup(options: { json?: boolean; answer?: (id: string, body: AnswerBody) => Promise<Interaction> } = {}) {
+  const stdout = new CapturedOutput();
+  const stderr = new CapturedOutput();
+  const prompter = new ManualPrompter();
+  const open = new Map<string, Interaction>();
+  const sent: Array<[string, AnswerBody]> = [];
+  const follower = new RunFollower({
+    runId: 'r1',
+    json: options.json === true,
+    stdout,
+    stderr,
+    prompter: () => prompter as unknown as InteractionPrompter,
+    answer:
+      options.answer ??
+      ((id, body) => {
+        sent.push([id, body]);
+        return Promise.resolve({ ...interaction(id), status: 'answered' });
+      }),
+    lookup: (id) => Promise.resolve(open.get(id) ?? { ...interaction(id), status: 'answered' }),
+  });
+  let seq = 0;
+  const emit = (draft: Pick<ParleyEvent, 'type' | 'data'>, runId = 'r1'): void => {
+    seq += 1;
+    follower.handle({ seq, tenant: 'dev', runId, owner: 'cli', at: 'T', ...draft });
+  };
+  const openQuestion = (target: Interaction): void => {
+    open.set(target.id, target);
+    emit({ type: 'interaction.opened', data: { interaction: target } });
+  };
+  const resolve = (id: string, subject = 'ann'): void => {
+    open.delete(id);
+    emit({ type: 'interaction.resolved', data: { interactionId: id, outcome: 'answered', by: { kind: 'user', subject }, at: 'T' } });
+  };
+  return { follower, stdout, stderr, prompter, sent, emit, openQuestion, resolve };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('RunFollower', () => {
+  it('prints streamed text once and a non-streamed message whole', async () => {
+    const { follower, stdout, emit } = setup();
+    emit({ type: 'message.delta', data: { text: 'Hel' } });
+    emit({ type: 'message.delta', data: { text: 'lo' } });
+    emit({ type: 'message', data: { text: 'Hello' } });
+    emit({ type: 'message', data: { text: 'Whole' } });
+    emit({ type: 'message', data: { text: 'other run' } }, 'r2');
+    emit({ type: 'run.finished', data: { reason: 'finish' } });
+    await expect(follower.outcome).resolves.toBe(0);
+    expect(stdout.text).toBe('Hello\nWhole\n✓ run finished (finish)\n');
+  });
+
+  it('asks each question once, one at a time, in order', async () => {
+    const { prompter, sent, openQuestion } = setup();
+    const first = interaction('a');
+    openQuestion(first);
+    openQuestion(first);
+    openQuestion(interaction('b'));
+    await settle();
+    expect(prompter.asked.map((q) => q.id)).toEqual(['a']);
+    prompter.asked[0].answer({ text: 'x' });
+    await settle();
+    expect(prompter.asked.map((q) => q.id)).toEqual(['a', 'b']);
+    expect(sent).toEqual([['a', { text: 'x' }]]);
+  });
+
+  it('withdraws the active prompt and drops queued ones resolved elsewhere', async () => {
+    const { prompter, stdout, openQuestion, resolve } = setup();
+    openQuestion(interaction('a'));
+    openQuestion(interaction('b'));
+    openQuestion(interaction('c'));
+    await settle();
+    resolve('b', 'bo');
+    resolve('a', 'al');
+    await settle();
+    expect(prompter.asked[0].signal.aborted).toBe(true);
+    expect(prompter.asked.map((q) => q.id)).toEqual(['a', 'c']);
+    expect(stdout.text).toContain('interaction b was answered by bo at T\n');
+    expect(stdout.text).toContain('interaction a was answered by al at T; your answer is no longer needed\n');
+  });
+
+  it('does not ask a replayed question that the gateway says is closed', async () => {
+    const { prompter, emit } = setup();
+    emit({ type: 'interaction.opened', data: { interaction: interaction('old') } });
+    await settle();
+    expect(prompter.asked).toEqual([]);
+  });
+
+  it('re-asks with the gateway message on 422 and gives up quietly on 409', async () => {
+    const replies = [new ApiError(422, 'invalid_answer', 'invalid answer: text: too long'), new ApiError(409, 'conflict', 'already answered by zed at T')];
+    const { prompter, stdout, openQuestion } = setup({ answer: () => Promise.reject(replies.shift() ?? new Error('unexpected')) });
+    openQuestion(interaction('a'));
+    await settle();
+    prompter.asked[0].answer({ text: 'long' });
+    await settle();
+    expect(prompter.asked[1]).toMatchObject({ id: 'a', problem: 'invalid answer: text: too long' });
+    prompter.asked[1].answer({ text: 'short' });
+    await settle();
+    expect(stdout.text).toContain('answer not accepted: already answered by zed at T');
+    expect(prompter.asked).toHaveLength(2);
+  });
+
+  it('withdraws the prompt and exits 1 when the run fails; failures go to stderr', async () => {
+    const { follower, prompter, stderr, emit, openQuestion } = setup();
+    openQuestion(interaction('a'));
+    await settle();
+    emit({ type: 'run.failed', data: { reason: 'internal_error', error: 'lease lost' } });
+    await expect(follower.outcome).resolves.toBe(1);
+    expect(prompter.asked[0].signal.aborted).toBe(true);
+    expect(stderr.text).toBe('✗ run failed (internal_error): lease lost\n');
+  });
+
+  it('in JSON mode prints every event as a line and nothing else on stdout', async () => {
+    const { follower, stdout, emit } = setup({ json: true });
+    emit({ type: 'message', data: { text: 'hi' } });
+    emit({ type: 'run.finished', data: { reason: 'finish', summary: 's' } });
+    await expect(follower.outcome).resolves.toBe(0);
+    expect(stdout.text.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['message', 'run.finished']);
+  });
+
+  it('exits 130 on interrupt', async () => {
+    const { follower, stdout } = setup();
+    follower.interrupt();
+    await expect(follower.outcome).resolves.toBe(130);
+    expect(stdout.text).toContain('run r1 keeps going (follow it with: parley logs r1 -f)');
+  });
+});

@@ -1,0 +1,360 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server, type Namespace, type Socket } from 'socket.io';
+import {
+  AnswerBodySchema,
+  ConflictError,
+  InvalidAnswerError,
+  NotFoundError,
+  ParleyError,
+  SOCKET,
+  StartRunBodySchema,
+  SubscribeMessageSchema,
+  parseOrThrow,
+  validateAnswer,
+  type Actor,
+  type AgentSummary,
+  type AnswerBody,
+  type EventDraft,
+  type Interaction,
+  type ParleyEvent,
+  type Prompt,
+  type Run,
+  type SubscribeMessage,
+  type TokenClaims,
+} from '@parley/contracts';
+import { loadConfig, verifyToken } from '@parley/platform';
+
+/**
+ * An in-memory stand-in for the gateway's HTTP and socket.io API, for the CLI's own specs. Tests
+ * script runs through the helper methods (say, ask, finish, ...) and the onRunStarted/onAnswered hooks.
+ */
+export class FakeGateway {
+  readonly agents: AgentSummary[] = [
+    { name: 'echo', description: 'repeats what it is told', provider: 'scripted', tools: ['ask_user', 'read_file'] },
+  ];
+  readonly runs = new Map<string, Run>();
+  readonly interactions = new Map<string, Interaction>();
+  readonly events: ParleyEvent[] = [];
+  readonly subscribes: SubscribeMessage[] = [];
+  readonly answers: Array<{ via: 'http' | 'socket'; interactionId: string; body: AnswerBody; accepted: boolean }> = [];
+  onRunStarted: (run: Run) => void = () => undefined;
+  onAnswered: (interaction: Interaction) => void = () => undefined;
+  /** The next this-many answers are refused with 422 whatever they say. */
+  rejectAnswers = 0;
+  /** Misbehave by replaying from the start on every subscribe, to prove the client dedupes. */
+  replayEverything = false;
+  url = '';
+
+  private seq = 0;
+  private readonly secret = loadConfig({}).jwtSecret;
+  private readonly http: HttpServer;
+  private readonly io: Server;
+  private readonly nsp: Namespace;
+  private readonly subscribers = new Map<string, { socket: Socket; runId?: string }>();
+
+  constructor() {
+    this.http = createServer((req, res) => {
+      void this.route(req, res);
+    });
+    this.io = new Server(this.http);
+    this.nsp = this.io.of(SOCKET.namespace);
+    this.nsp.use((socket, next) => {
+      const auth: unknown = socket.handshake.auth;
+      try {
+        const data: unknown = socket.data;
+        (data as { claims?: TokenClaims }).claims = this.authenticate((auth as { token?: unknown }).token);
+        next();
+      } catch (error) {
+        next(Object.assign(new Error('unauthenticated'), { data: toBody(error) }));
+      }
+    });
+    this.nsp.on('connection', (socket) => this.connected(socket));
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.http.listen(0, '127.0.0.1', resolve));
+    const { port } = this.http.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}`;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      void this.io.close(() => resolve());
+    });
+  }
+
+  /** Drops every socket at the transport level, as a network blip would; clients reconnect. */
+  dropConnections(): void {
+    for (const socket of this.nsp.sockets.values()) {
+      socket.conn.close();
+    }
+  }
+
+  get connectionCount(): number {
+    return this.nsp.sockets.size;
+  }
+
+  emit(runId: string, draft: EventDraft): ParleyEvent {
+    const run = this.mustGetRun(runId);
+    this.seq += 1;
+    const event: ParleyEvent = { seq: this.seq, tenant: run.tenant, runId, owner: run.owner, at: new Date().toISOString(), ...draft };
+    this.events.push(event);
+    for (const { socket, runId: filter } of this.subscribers.values()) {
+      if (filter === undefined || filter === runId) {
+        socket.emit(SOCKET.event, event);
+      }
+    }
+    return event;
+  }
+
+  say(runId: string, ...chunks: string[]): void {
+    this.setStatus(runId, 'running');
+    for (const text of chunks) {
+      this.emit(runId, { type: 'message.delta', data: { text } });
+    }
+    this.emit(runId, { type: 'message', data: { text: chunks.join('') } });
+  }
+
+  tool(runId: string, name: string, input: Record<string, unknown>, content: string, isError = false): void {
+    const ids = { toolUseId: randomUUID(), effectId: randomUUID() };
+    this.emit(runId, { type: 'tool.call', data: { ...ids, name, input } });
+    this.emit(runId, { type: 'tool.result', data: { ...ids, name, isError, content } });
+  }
+
+  ask(runId: string, prompt: Prompt, deadline: string | null = null): Interaction {
+    const run = this.mustGetRun(runId);
+    const interaction: Interaction = {
+      id: randomUUID(),
+      tenant: run.tenant,
+      runId,
+      owner: run.owner,
+      waitReason: 'question',
+      prompt,
+      status: 'open',
+      createdAt: new Date().toISOString(),
+      deadline,
+    };
+    this.interactions.set(interaction.id, interaction);
+    this.setStatus(runId, 'waiting', 'question');
+    this.emit(runId, { type: 'interaction.opened', data: { interaction } });
+    return interaction;
+  }
+
+  /** Someone else (another terminal, the web UI) answers. */
+  answerAs(subject: string, interactionId: string, body: AnswerBody): Interaction {
+    return this.answer(interactionId, body, { kind: 'user', subject, role: 'member' });
+  }
+
+  expire(interactionId: string): void {
+    const interaction = this.mustGetInteraction(interactionId);
+    const at = new Date().toISOString();
+    this.interactions.set(interactionId, { ...interaction, status: 'expired', resolvedAt: at, resolvedBy: { kind: 'deadline' } });
+    this.emit(interaction.runId, { type: 'interaction.resolved', data: { interactionId, outcome: 'expired', by: { kind: 'deadline' }, at } });
+  }
+
+  finish(runId: string, summary?: string): void {
+    this.end(runId, 'finished', { summary });
+    this.emit(runId, { type: 'run.finished', data: { reason: 'finish', ...(summary === undefined ? {} : { summary }) } });
+  }
+
+  fail(runId: string, error: string): void {
+    this.end(runId, 'failed', { error });
+    this.emit(runId, { type: 'run.failed', data: { reason: 'model_error', error } });
+  }
+
+  private connected(socket: Socket): void {
+    socket.on(SOCKET.subscribe, (message: unknown, ack: (reply: unknown) => void) => {
+      try {
+        const subscribe = parseOrThrow(SubscribeMessageSchema, message, 'subscribe message');
+        this.subscribes.push(subscribe);
+        this.subscribers.set(socket.id, { socket, runId: subscribe.runId });
+        ack({ ok: true, lastSeq: this.seq });
+        const since = this.replayEverything ? 0 : (subscribe.since ?? this.seq);
+        for (const event of this.events) {
+          if (event.seq > since && (subscribe.runId === undefined || subscribe.runId === event.runId)) {
+            socket.emit(SOCKET.event, event);
+          }
+        }
+      } catch (error) {
+        ack(toBody(error));
+      }
+    });
+    socket.on(SOCKET.answer, (message: unknown, ack: (reply: unknown) => void) => {
+      try {
+        const { interactionId, answer } = message as { interactionId: string; answer: unknown };
+        ack({ ok: true, interaction: this.answer(interactionId, answer, this.actorOf(socket), 'socket') });
+      } catch (error) {
+        ack(toBody(error));
+      }
+    });
+    socket.on('disconnect', () => this.subscribers.delete(socket.id));
+  }
+
+  private actorOf(socket: Socket): Actor {
+    const data: unknown = socket.data;
+    const claims = (data as { claims?: TokenClaims }).claims;
+    return { kind: 'user', subject: claims?.sub ?? 'cli', role: claims?.role ?? 'admin' };
+  }
+
+  private answer(interactionId: string, raw: unknown, by: Actor, via: 'http' | 'socket' = 'http'): Interaction {
+    const interaction = this.mustGetInteraction(interactionId);
+    const body = parseOrThrow(AnswerBodySchema, raw, 'answer');
+    if (interaction.status !== 'open') {
+      const who = interaction.resolvedBy?.subject ?? interaction.resolvedBy?.kind ?? 'someone';
+      throw new ConflictError(`interaction ${interactionId} was already ${interaction.status} by ${who} at ${interaction.resolvedAt ?? '?'}`);
+    }
+    if (this.rejectAnswers > 0) {
+      this.rejectAnswers -= 1;
+      this.answers.push({ via, interactionId, body, accepted: false });
+      throw new InvalidAnswerError([{ field: 'answer', reason: 'refused by the test gateway' }]);
+    }
+    let answer;
+    try {
+      answer = validateAnswer(interaction.prompt, body);
+    } catch (error) {
+      this.answers.push({ via, interactionId, body, accepted: false });
+      throw error;
+    }
+    this.answers.push({ via, interactionId, body, accepted: true });
+    const at = new Date().toISOString();
+    const resolved: Interaction = { ...interaction, status: 'answered', answer, resolvedAt: at, resolvedBy: by };
+    this.interactions.set(interactionId, resolved);
+    this.emit(interaction.runId, { type: 'interaction.resolved', data: { interactionId, outcome: 'answered', by, at } });
+    this.setStatus(interaction.runId, 'running');
+    setImmediate(() => this.onAnswered(resolved));
+    return resolved;
+  }
+
+  private setStatus(runId: string, status: Run['status'], waitReason?: Run['waitReason']): void {
+    const run = this.mustGetRun(runId);
+    if (run.status === status && run.waitReason === waitReason) {
+      return;
+    }
+    const { waitReason: _previous, ...rest } = run;
+    this.runs.set(runId, { ...rest, status, ...(waitReason === undefined ? {} : { waitReason }), updatedAt: new Date().toISOString() });
+    this.emit(runId, { type: 'run.status', data: { status, ...(waitReason === undefined ? {} : { waitReason }) } });
+  }
+
+  private end(runId: string, status: 'finished' | 'failed' | 'cancelled', extra: Partial<Run>): void {
+    const { waitReason: _previous, ...rest } = this.mustGetRun(runId);
+    this.runs.set(runId, { ...rest, ...extra, status, updatedAt: new Date().toISOString() });
+    for (const interaction of this.interactions.values()) {
+      if (interaction.runId === runId && interaction.status === 'open') {
+        this.interactions.set(interaction.id, { ...interaction, status: 'cancelled' });
+      }
+    }
+  }
+
+  private authenticate(token: unknown): TokenClaims {
+    return verifyToken(typeof token === 'string' ? token : '', this.secret);
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const header = req.headers.authorization ?? '';
+      const claims = this.authenticate(header.startsWith('Bearer ') ? header.slice(7) : '');
+      const url = new URL(req.url ?? '/', 'http://fake');
+      const [version, collection, id, action] = url.pathname.split('/').filter((part) => part !== '');
+      const route = `${req.method ?? 'GET'} ${[version, collection, id === undefined ? undefined : ':id', action].filter((part) => part !== undefined).join('/')}`;
+      const query = url.searchParams;
+      const body = req.method === 'POST' ? await readJson(req) : undefined;
+      const reply = (status: number, value: unknown): void => send(res, status, value);
+      switch (route) {
+        case 'GET v1/agents':
+          return reply(200, { agents: this.agents });
+        case 'POST v1/runs': {
+          const start = parseOrThrow(StartRunBodySchema, body, 'run');
+          if (!this.agents.some((agent) => agent.name === start.agent)) {
+            throw new NotFoundError('agent', start.agent);
+          }
+          const now = new Date().toISOString();
+          const run: Run = { id: randomUUID(), tenant: claims.tenant, owner: claims.sub, agent: start.agent, task: start.task, trigger: 'api', status: 'queued', createdAt: now, updatedAt: now };
+          this.runs.set(run.id, run);
+          this.emit(run.id, { type: 'run.created', data: { agent: run.agent, task: run.task, trigger: 'api' } });
+          setImmediate(() => this.onRunStarted(run));
+          return reply(201, { run });
+        }
+        case 'GET v1/runs': {
+          const status = query.get('status');
+          const limit = Number(query.get('limit') ?? 50);
+          const runs = [...this.runs.values()].filter((run) => status === null || run.status === status).reverse().slice(0, limit);
+          return reply(200, { runs });
+        }
+        case 'GET v1/runs/:id': {
+          const run = this.mustGetRun(id);
+          const open = [...this.interactions.values()].find((interaction) => interaction.runId === id && interaction.status === 'open');
+          return reply(200, open === undefined ? { run } : { run, interaction: open });
+        }
+        case 'GET v1/runs/:id/events': {
+          this.mustGetRun(id);
+          const since = Number(query.get('since') ?? 0);
+          const limit = Number(query.get('limit') ?? 1000);
+          return reply(200, { events: this.events.filter((event) => event.runId === id && event.seq > since).slice(0, limit) });
+        }
+        case 'GET v1/runs/:id/log':
+          this.mustGetRun(id);
+          return reply(200, { entries: [] });
+        case 'POST v1/runs/:id/cancel': {
+          this.end(id, 'cancelled', {});
+          this.emit(id, { type: 'run.cancelled', data: { reason: 'cancelled', by: { kind: 'user', subject: claims.sub, role: claims.role } } });
+          return reply(200, { run: this.mustGetRun(id) });
+        }
+        case 'GET v1/interactions': {
+          const all = query.get('status') === 'all';
+          const runId = query.get('runId');
+          const interactions = [...this.interactions.values()].filter(
+            (interaction) => (all || interaction.status === 'open') && (runId === null || interaction.runId === runId),
+          );
+          return reply(200, { interactions });
+        }
+        case 'GET v1/interactions/:id':
+          return reply(200, { interaction: this.mustGetInteraction(id) });
+        case 'POST v1/interactions/:id/answer':
+          return reply(200, { interaction: this.answer(id, body, { kind: 'user', subject: claims.sub, role: claims.role }) });
+        default:
+          return reply(404, { error: { code: 'not_found', message: `no route ${route}` } });
+      }
+    } catch (error) {
+      send(res, error instanceof ParleyError ? error.status : 500, toBody(error));
+    }
+  }
+
+  private mustGetRun(id: string): Run {
+    const run = this.runs.get(id);
+    if (run === undefined) {
+      throw new NotFoundError('run', id);
+    }
+    return run;
+  }
+
+  private mustGetInteraction(id: string): Interaction {
+    const interaction = this.interactions.get(id);
+    if (interaction === undefined) {
+      throw new NotFoundError('interaction', id);
+    }
+    return interaction;
+  }
+}
+
+function toBody(error: unknown): unknown {
+  if (error instanceof ParleyError) {
+    return error.toBody();
+  }
+  return { error: { code: 'internal', message: error instanceof Error ? error.message : String(error) } };
+}
+
+function send(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text === '' ? undefined : (JSON.parse(text) as unknown);
+}
