@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Actor, EventDraft } from '@parley/contracts';
+import type { EventDraft } from '@parley/contracts';
 import { RedisKeys } from './keys';
 import { Scripts } from './scripts';
 
@@ -35,5 +35,3 @@ export class StoreContext {
 export function eventArgs(events: EventDraft[]): string[] {
   return events.flatMap((event) => [event.type, JSON.stringify(event.data)]);
 }
-
-export const SYSTEM_ACTOR: Actor = { kind: 'system' };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentDefinition, EventDraft, RunJob, ToolCall } from '@parley/contracts';
 import { isModelError } from '@parley/models';
-import type { Lease, RunEnding } from '@parley/store';
+import { LeaseLostError, type Lease, type RunEnding } from '@parley/store';
 import { toolSpecs } from '@parley/tools';
 import { buildConversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
@@ -47,6 +47,12 @@ export class RunEngine {
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
       return await this.loop(lease, agent, abort.signal);
+    } catch (error) {
+      // Another worker took the run over; it carries on from the log, this one just stops.
+      if (error instanceof LeaseLostError) {
+        return { status: 'lost' };
+      }
+      throw error;
     } finally {
       clearInterval(heartbeat);
     }

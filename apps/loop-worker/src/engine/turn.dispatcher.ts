@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentDefinition, InteractionRequest, ToolCall } from '@parley/contracts';
-import { LeaseLostError, RedisWorkspace, type AppendResult, type Lease } from '@parley/store';
+import { RedisWorkspace, type AppendResult, type Lease } from '@parley/store';
 import {
   budgetExhaustedResult,
   errorResult,
@@ -132,8 +132,4 @@ export class TurnDispatcher {
   private interrupted(appended: Exclude<AppendResult, { status: 'ok' }>, openInteractionId: string | null): SettleResult {
     return appended.status === 'lost' ? { status: 'lost' } : { status: 'cancelled', openInteractionId };
   }
-}
-
-export function isLeaseLost(error: unknown): boolean {
-  return error instanceof LeaseLostError;
 }
