@@ -1,34 +1,21 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { DeadlineJobSchema, QUEUES, parseOrThrow, type DeadlineJob } from '@parley/contracts';
 import type { ParleyConfig } from '@parley/platform';
-import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueWorker } from '@parley/store';
+import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor } from '@parley/store';
 
 /** Resolves an interaction nobody answered in time; silence on a question means "no answer". */
 @Injectable()
-export class DeadlineProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(DeadlineProcessor.name);
+export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
   private readonly resolver: InteractionResolver;
-  private worker?: QueueWorker<DeadlineJob>;
 
   constructor(
-    @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
+    @Inject(PARLEY_CONFIG) config: ParleyConfig,
     private readonly store: ParleyStore,
     queues: ParleyQueues,
   ) {
+    super(QUEUES.deadlines, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 32 });
     this.resolver = new InteractionResolver(store, queues);
-  }
-
-  onApplicationBootstrap(): void {
-    this.worker = new QueueWorker<DeadlineJob>(this.config.redisUrl, QUEUES.deadlines, (job) => this.process(job), {
-      prefix: this.store.ctx.keys.bullPrefix(),
-      concurrency: 32,
-    });
-    this.worker.worker.on('error', (error) => this.logger.error(`worker error: ${error.message}`));
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.worker?.close();
   }
 
   async process(job: Job<DeadlineJob>): Promise<string> {

@@ -1,10 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { DelayedError, type Job } from 'bullmq';
+import { Inject, Injectable } from '@nestjs/common';
+import { DelayedError, type Job, type Worker } from 'bullmq';
 import { AgentCatalog } from '@parley/agents';
 import { QUEUES, RunJobSchema, parseOrThrow, type RunJob } from '@parley/contracts';
 import { createModelAdapter } from '@parley/models';
 import { createLogger, type ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueWorker } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor } from '@parley/store';
 import type { AdvanceOutcome } from '../engine/engine.resources';
 import { RunEngine } from '../engine/run.engine';
 
@@ -13,17 +13,22 @@ import { RunEngine } from '../engine/run.engine';
  * run lease, so a crashed worker's job is retried within seconds; the lease fences the old one.
  */
 @Injectable()
-export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(RunProcessor.name);
+export class RunProcessor extends QueueProcessor<RunJob> {
   private readonly engine: RunEngine;
-  private worker?: QueueWorker<RunJob>;
 
   constructor(
-    @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
+    @Inject(PARLEY_CONFIG) config: ParleyConfig,
     private readonly store: ParleyStore,
-    private readonly queues: ParleyQueues,
+    queues: ParleyQueues,
     agents: AgentCatalog,
   ) {
+    super(QUEUES.runs, config, {
+      prefix: store.ctx.keys.bullPrefix(),
+      concurrency: config.workerConcurrency,
+      lockDuration: config.leaseMs,
+      stalledInterval: Math.max(1000, Math.floor(config.leaseMs / 2)),
+      maxStalledCount: 10,
+    });
     const env = { anthropicApiKey: config.anthropicApiKey, anthropicBaseUrl: config.anthropicBaseUrl, maxRetries: config.modelMaxRetries };
     this.engine = new RunEngine(
       {
@@ -38,23 +43,11 @@ export class RunProcessor implements OnApplicationBootstrap, OnApplicationShutdo
     );
   }
 
-  onApplicationBootstrap(): void {
-    this.worker = new QueueWorker<RunJob>(this.config.redisUrl, QUEUES.runs, (job, token) => this.process(job, token), {
-      prefix: this.store.ctx.keys.bullPrefix(),
-      concurrency: this.config.workerConcurrency,
-      lockDuration: this.config.leaseMs,
-      stalledInterval: Math.max(1000, Math.floor(this.config.leaseMs / 2)),
-      maxStalledCount: 10,
-    });
-    this.worker.worker.on('failed', (job, error) => void this.onFailed(job, error));
-    this.worker.worker.on('error', (error) => this.logger.error(`worker error: ${error.message}`));
+  protected override watch(worker: Worker<RunJob>): void {
+    worker.on('failed', (job, error) => void this.onFailed(job, error));
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.worker?.close();
-  }
-
-  private async process(job: Job<RunJob>, token?: string): Promise<AdvanceOutcome> {
+  async process(job: Job<RunJob>, token?: string): Promise<AdvanceOutcome> {
     const payload = parseOrThrow(RunJobSchema, job.data, 'run job');
     const outcome = await this.engine.advance(payload);
     if (outcome.status === 'busy') {
