@@ -23,7 +23,7 @@ export class GatewayModule {
       imports: [StoreModule.forRoot(config)],
       controllers: [HealthController, AgentsController, RunsController, InteractionsController],
       providers: [
-        { provide: AgentCatalog, useFactory: () => AgentCatalog.fromDirectory(config.agentsDir, { anthropicAvailable: Boolean(config.anthropicApiKey) }) },
+        { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         AuthService,

@@ -11,7 +11,7 @@ export class LoopWorkerModule {
       module: LoopWorkerModule,
       imports: [StoreModule.forRoot(config)],
       providers: [
-        { provide: AgentCatalog, useFactory: () => AgentCatalog.fromDirectory(config.agentsDir, { anthropicAvailable: Boolean(config.anthropicApiKey) }) },
+        { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
         RunProcessor,
       ],
     };

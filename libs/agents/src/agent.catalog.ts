@@ -17,6 +17,11 @@ export class AgentCatalog {
     return new AgentCatalog(loadAgentDefinitions(dir), options);
   }
 
+  /** The catalog a service builds at start from its configuration. */
+  static fromConfig(config: { agentsDir: string; anthropicApiKey?: string }): AgentCatalog {
+    return AgentCatalog.fromDirectory(config.agentsDir, { anthropicAvailable: Boolean(config.anthropicApiKey) });
+  }
+
   find(name: string): AgentDefinition | undefined {
     return this.byName.get(name);
   }

@@ -39,7 +39,7 @@ export class TurnDispatcher {
       const result = human ? skippedForQuestionResult() : await this.execute(lease, call, offered);
       const appended = await this.record(lease, call, result);
       if (appended.status !== 'ok') {
-        return this.interrupted(appended, null);
+        return this.interrupted(appended);
       }
     }
     if (human && human.result === undefined) {
@@ -73,7 +73,7 @@ export class TurnDispatcher {
       };
       const appended = await this.resources.store.runs.append(lease, question);
       if (appended.status !== 'ok') {
-        return this.interrupted(appended, null);
+        return this.interrupted(appended);
       }
     }
     // Published on every pass: a worker that died between the log append and the publish left the
@@ -98,7 +98,7 @@ export class TurnDispatcher {
       return this.resultOrInterrupt(lease, call, errorResult(prepared.error));
     }
     const appended = await this.record(lease, call, { content: JSON.stringify({ ok: true }), isError: false });
-    return appended.status === 'ok' ? { status: 'finish', summary: prepared.summary } : this.interrupted(appended, null);
+    return appended.status === 'ok' ? { status: 'finish', summary: prepared.summary } : this.interrupted(appended);
   }
 
   private async execute(lease: Lease, call: ToolCall, offered: Set<string>): Promise<ToolResult> {
@@ -117,7 +117,7 @@ export class TurnDispatcher {
 
   private async resultOrInterrupt(lease: Lease, call: ToolCall, result: ToolResult): Promise<SettleResult> {
     const appended = await this.record(lease, call, result);
-    return appended.status === 'ok' ? { status: 'settled' } : this.interrupted(appended, null);
+    return appended.status === 'ok' ? { status: 'settled' } : this.interrupted(appended);
   }
 
   private record(lease: Lease, call: ToolCall, result: ToolResult): Promise<AppendResult> {
@@ -129,7 +129,8 @@ export class TurnDispatcher {
     );
   }
 
-  private interrupted(appended: Exclude<AppendResult, { status: 'ok' }>, openInteractionId: string | null): SettleResult {
-    return appended.status === 'lost' ? { status: 'lost' } : { status: 'cancelled', openInteractionId };
+  /** A stop or a takeover met before any question of this turn was published. */
+  private interrupted(appended: Exclude<AppendResult, { status: 'ok' }>): SettleResult {
+    return appended.status === 'lost' ? { status: 'lost' } : { status: 'cancelled', openInteractionId: null };
   }
 }
