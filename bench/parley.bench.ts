@@ -227,7 +227,7 @@ describe('Parley benchmarks', () => {
 
       const ids: string[] = [];
       await pool(Array.from({ length: PARKED_RUNS }), 25, async () => void ids.push(await stack.startRun('qone')));
-      const openIndex = `${tenantTag}:ix:open`;
+      const openIndex = `${tenantTag}:open-ix`;
       const deadline = Date.now() + 120_000;
       for (;;) {
         const open = await admin.zcard(openIndex);
@@ -261,8 +261,8 @@ describe('Parley benchmarks', () => {
         if (run) {
           return run[1] ? `run:${run[1]}` : 'run';
         }
-        if (rest === 'ix:open') {
-          return 'tenant:ix:open';
+        if (rest === 'open-ix') {
+          return 'tenant:open-ix';
         }
         if (rest.startsWith('ix:')) {
           return 'interaction';
@@ -281,7 +281,7 @@ describe('Parley benchmarks', () => {
         ['interaction', 'interaction hash `ix:<id>`'],
         ['tenant:events', "share of the tenant's event stream `events`"],
         ['tenant:runs', "share of the tenant's run index `runs`"],
-        ['tenant:ix:open', "share of the tenant's open-interaction index `ix:open`"],
+        ['tenant:open-ix', "share of the tenant's open-interaction index `open-ix`"],
         ['tenant:seq', 'tenant sequence counter `seq`'],
         ['other', 'other keys'],
       ];

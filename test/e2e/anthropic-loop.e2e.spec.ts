@@ -7,6 +7,7 @@ const agent = (name: string, maxAsk: number) => ({
   model: { provider: 'anthropic', name: 'claude-test', max_tokens: 1024 },
   system_prompt: 'You are tested.',
   tools,
+  permissions: { write_file: 'allow' },
   limits: { max_iterations: 10, max_ask_user_per_loop: maxAsk, interaction_timeout_secs: 0 },
 });
 

@@ -10,6 +10,7 @@ export function askerAgent(name = 'asker', timeoutSecs = 0, maxAsk = 3) {
       ],
     },
     tools: ['ask_user_text', 'finish', 'write_file'],
+    permissions: { write_file: 'allow' },
     limits: { max_iterations: 5, max_ask_user_per_loop: maxAsk, interaction_timeout_secs: timeoutSecs },
   };
 }
@@ -25,6 +26,7 @@ export function quickAgent(name = 'quick') {
       ],
     },
     tools: ['write_file', 'finish'],
+    permissions: { write_file: 'allow' },
     limits: { max_iterations: 5 },
   };
 }

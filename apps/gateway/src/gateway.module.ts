@@ -4,6 +4,7 @@ import { AgentCatalog } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
 import { StoreModule } from '@parley/store';
 import { AgentsController } from './agents/agents.controller';
+import { ApprovalsController } from './approvals/approvals.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { AuthService } from './auth/auth.service';
 import { EventFeed } from './events/event.feed';
@@ -21,7 +22,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [StoreModule.forRoot(config)],
-      controllers: [HealthController, AgentsController, RunsController, InteractionsController],
+      controllers: [HealthController, AgentsController, RunsController, InteractionsController, ApprovalsController],
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -1,5 +1,12 @@
 import { NotFoundError, type AgentDefinition, type AgentSummary } from '@parley/contracts';
+import { safeCommandsInEffect, type SafeCommandInEffect } from '@parley/tools';
 import { loadAgentDefinitions } from './agent.loader';
+
+export interface CatalogOptions {
+  anthropicAvailable: boolean;
+  /** Safe commands the deployment adds for every agent (PARLEY_SAFE_COMMANDS). */
+  globalSafeCommands?: readonly string[];
+}
 
 /**
  * The agents a deployment offers. An anthropic agent is offered only when a key is configured, so
@@ -7,19 +14,40 @@ import { loadAgentDefinitions } from './agent.loader';
  */
 export class AgentCatalog {
   private readonly byName: Map<string, AgentDefinition>;
+  private readonly safe: Map<string, SafeCommandInEffect[]>;
+  private readonly globalSafe: SafeCommandInEffect[];
 
-  constructor(definitions: AgentDefinition[], options: { anthropicAvailable: boolean }) {
+  /** Throws when a safe-command entry (global or of an agent) is invalid, naming it and where it came from. */
+  constructor(definitions: AgentDefinition[], options: CatalogOptions) {
     const offered = definitions.filter((agent) => agent.model.provider !== 'anthropic' || options.anthropicAvailable);
     this.byName = new Map(offered.map((agent) => [agent.name, agent]));
+    const global = options.globalSafeCommands ?? [];
+    this.globalSafe = safeCommandsInEffect({ global });
+    this.safe = new Map(offered.map((agent) => [agent.name, safeCommandsInEffect({ global, agent: { name: agent.name, entries: agent.safe_commands } })]));
   }
 
-  static fromDirectory(dir: string, options: { anthropicAvailable: boolean }): AgentCatalog {
+  static fromDirectory(dir: string, options: CatalogOptions): AgentCatalog {
     return new AgentCatalog(loadAgentDefinitions(dir), options);
   }
 
   /** The catalog a service builds at start from its configuration. */
-  static fromConfig(config: { agentsDir: string; anthropicApiKey?: string }): AgentCatalog {
-    return AgentCatalog.fromDirectory(config.agentsDir, { anthropicAvailable: Boolean(config.anthropicApiKey) });
+  static fromConfig(config: { agentsDir: string; anthropicApiKey?: string; safeCommands?: readonly string[] }): AgentCatalog {
+    return AgentCatalog.fromDirectory(config.agentsDir, {
+      anthropicAvailable: Boolean(config.anthropicApiKey),
+      globalSafeCommands: config.safeCommands ?? [],
+    });
+  }
+
+  /** The safe commands in effect for an agent (or for every agent, without a name), each with where it came from. */
+  safeCommands(agentName?: string): SafeCommandInEffect[] {
+    if (agentName === undefined) {
+      return this.globalSafe;
+    }
+    const safe = this.safe.get(agentName);
+    if (!safe) {
+      throw new NotFoundError('agent', agentName);
+    }
+    return safe;
   }
 
   find(name: string): AgentDefinition | undefined {

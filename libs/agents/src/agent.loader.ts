@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import { AgentDefinitionSchema, ParleyError, toIssues, type AgentDefinition } from '@parley/contracts';
+import { ALL_TOOL_NAMES, isApprovable, isToolName, parseSafeCommandEntry } from '@parley/tools';
 
 /** An agent file that cannot be used; names the file and every bad field. */
 export class AgentDefinitionError extends ParleyError {
@@ -28,7 +29,39 @@ export function parseAgentDefinition(file: string, text: string): AgentDefinitio
   if (parsed.data.name !== expected) {
     throw new AgentDefinitionError(file, `name: "${parsed.data.name}" must match the file name "${expected}"`);
   }
+  const problems = toolProblems(parsed.data);
+  if (problems.length > 0) {
+    throw new AgentDefinitionError(file, problems.join('; '));
+  }
   return parsed.data;
+}
+
+/** What the schema cannot see: tool names, permissions that make no sense, unreadable safe commands. */
+function toolProblems(agent: AgentDefinition): string[] {
+  const problems: string[] = [];
+  const known = `known: ${ALL_TOOL_NAMES.join(', ')}`;
+  agent.tools.forEach((tool, i) => {
+    if (!isToolName(tool)) {
+      problems.push(`tools.${i}: unknown tool "${tool}" (${known})`);
+    }
+  });
+  for (const [tool, permission] of Object.entries(agent.permissions)) {
+    if (!isToolName(tool)) {
+      problems.push(`permissions.${tool}: unknown tool (${known})`);
+    } else if (permission === 'ask' && !isApprovable(tool)) {
+      problems.push(`permissions.${tool}: "ask" is not available for ${tool} (use allow or deny)`);
+    }
+  }
+  agent.safe_commands.forEach((entry, i) => {
+    const parsed = parseSafeCommandEntry(entry);
+    if (!parsed.ok) {
+      problems.push(`safe_commands.${i}: ${parsed.error}`);
+    }
+  });
+  if (agent.tools.includes('http_request') && agent.http.allowed_hosts.length === 0) {
+    problems.push('http.allowed_hosts: http_request is enabled, so list at least one host it may reach');
+  }
+  return problems;
 }
 
 /** Loads every `*.yaml` / `*.yml` in a folder; one bad file stops the load with its name and field. */

@@ -35,6 +35,24 @@ export const LimitsSchema = z.strictObject({
 });
 export type Limits = z.infer<typeof LimitsSchema>;
 
+/** What happens when the model calls a tool: run it, ask a person first, or never offer it. */
+export const PermissionSchema = z.enum(['allow', 'ask', 'deny']);
+export type Permission = z.infer<typeof PermissionSchema>;
+
+export const ShellSettingsSchema = z.strictObject({
+  timeout_secs: z.int().min(1).max(600).default(30),
+  max_output_bytes: z.int().min(1024).max(4 * 1024 * 1024).default(64 * 1024),
+});
+export type ShellSettings = z.infer<typeof ShellSettingsSchema>;
+
+export const HttpSettingsSchema = z.strictObject({
+  /** "api.example.com", "*.example.org" (subdomains), "127.0.0.1:8080" (that port only). */
+  allowed_hosts: z.array(z.string().min(1).max(255)).max(100).default([]),
+  timeout_secs: z.int().min(1).max(120).default(10),
+  max_response_bytes: z.int().min(1024).max(8 * 1024 * 1024).default(256 * 1024),
+});
+export type HttpSettings = z.infer<typeof HttpSettingsSchema>;
+
 export const AgentDefinitionSchema = z.strictObject({
   name: z.string().regex(AGENT_NAME_PATTERN, 'must be lowercase letters, digits, "_" or "-" (max 64)'),
   description: z.string().max(2000).default(''),
@@ -42,6 +60,12 @@ export const AgentDefinitionSchema = z.strictObject({
   system_prompt: z.string().max(100_000).default(''),
   tools: z.array(z.string().min(1).max(64)).max(64).default([]),
   limits: LimitsSchema.default({ max_iterations: 25, max_ask_user_per_loop: 3, interaction_timeout_secs: 3600 }),
+  /** Per tool; a tool not named here gets its default (read-only tools allow, tools with effects ask). */
+  permissions: z.record(z.string().min(1).max(64), PermissionSchema).default({}),
+  /** Shell programs (optionally with a subcommand, "git status") that need no approval, with any arguments. */
+  safe_commands: z.array(z.string().min(1).max(200)).max(200).default([]),
+  shell: ShellSettingsSchema.default({ timeout_secs: 30, max_output_bytes: 64 * 1024 }),
+  http: HttpSettingsSchema.default({ allowed_hosts: [], timeout_secs: 10, max_response_bytes: 256 * 1024 }),
 });
 export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
 

@@ -8,13 +8,22 @@ const FIELDS_BY_KIND: Record<Prompt['kind'], ReadonlyArray<keyof AnswerBody>> = 
   confirm: ['confirmed'],
   edit_text: ['text'],
   review: ['approved', 'feedback'],
+  tool_approval: ['decision', 'reason', 'input', 'directory'],
 };
+
+export type ApprovalPrompt = Extract<Prompt, { kind: 'tool_approval' }>;
+
+/**
+ * Completes a tool_approval answer: it needs the tool's own schema and grant rules, which live
+ * with the tools. Pushes issues and returns undefined when the answer cannot be accepted.
+ */
+export type ApprovalAnswerer = (prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[]) => Answer | undefined;
 
 /**
  * Checks a client's answer against the interaction it answers and returns the answer to record.
  * Throws InvalidAnswerError (422) naming the field; nothing is written on failure.
  */
-export function validateAnswer(prompt: Prompt, body: AnswerBody): Answer {
+export function validateAnswer(prompt: Prompt, body: AnswerBody, answerApproval: ApprovalAnswerer): Answer {
   const issues: ErrorIssue[] = [];
   const allowed = FIELDS_BY_KIND[prompt.kind];
   for (const key of Object.keys(body) as Array<keyof AnswerBody>) {
@@ -22,14 +31,17 @@ export function validateAnswer(prompt: Prompt, body: AnswerBody): Answer {
       issues.push({ field: key, reason: `not used by a ${prompt.kind} interaction (use ${allowed.join(' or ')})` });
     }
   }
-  const answer = answerFor(prompt, body, issues);
+  if (issues.length > 0) {
+    throw new InvalidAnswerError(issues);
+  }
+  const answer = prompt.kind === 'tool_approval' ? answerApproval(prompt, body, issues) : answerFor(prompt, body, issues);
   if (issues.length > 0 || answer === undefined) {
     throw new InvalidAnswerError(issues);
   }
   return answer;
 }
 
-function answerFor(prompt: Prompt, body: AnswerBody, issues: ErrorIssue[]): Answer | undefined {
+function answerFor(prompt: Exclude<Prompt, ApprovalPrompt>, body: AnswerBody, issues: ErrorIssue[]): Answer | undefined {
   switch (prompt.kind) {
     case 'free_text':
     case 'edit_text':

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { AGENT_NAME_PATTERN } from './agent.schema';
 import { EntityIdSchema } from './ids.schema';
+import { ApprovalDecisionSchema } from './interaction.schema';
 import { RunStatusSchema } from './run.schema';
 
 export const LIMITS = {
   taskChars: 20_000,
   answerTextChars: 100_000,
   feedbackChars: 20_000,
+  reasonChars: 2_000,
   bodyBytes: 512 * 1024,
 } as const;
 
@@ -24,6 +26,14 @@ export const AnswerBodySchema = z.strictObject({
   confirmed: z.boolean().optional(),
   approved: z.boolean().optional(),
   feedback: z.string().max(LIMITS.feedbackChars).optional(),
+  /** tool_approval: allow_once | allow_stage | allow_run | deny. */
+  decision: ApprovalDecisionSchema.optional(),
+  /** tool_approval deny: why, shown to the model. */
+  reason: z.string().max(LIMITS.reasonChars).optional(),
+  /** tool_approval allow: the arguments to run instead of the model's (checked against the tool's schema). */
+  input: z.record(z.string(), z.unknown()).optional(),
+  /** tool_approval of a file tool, scoped allow: grant this folder instead of the single path ("" = whole workspace). */
+  directory: z.string().max(1024).optional(),
 });
 export type AnswerBody = z.infer<typeof AnswerBodySchema>;
 
@@ -43,6 +53,36 @@ export const EventsQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(5000).default(1000),
 });
 
+export const ListApprovalsQuerySchema = z.strictObject({
+  agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name').optional(),
+  tool: z.string().min(1).max(64).optional(),
+  runId: EntityIdSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+export type ListApprovalsQuery = z.infer<typeof ListApprovalsQuerySchema>;
+
+export const SafeCommandsQuerySchema = z.strictObject({
+  agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name').optional(),
+});
+
+/** One decision on a call that needed approval, as `GET /v1/runs/:id/audit` shows it. */
+export const AuditEntrySchema = z.object({
+  at: z.string(),
+  tool: z.string(),
+  effectId: z.string(),
+  interactionId: z.string().optional(),
+  /** person: an approver chose; deadline / cancelled: denied because nobody answered or the run stopped; safe_command / grant: let through without asking. */
+  basis: z.enum(['person', 'deadline', 'cancelled', 'safe_command', 'grant']),
+  decision: ApprovalDecisionSchema.or(z.literal('allow')),
+  scope: z.enum(['once', 'stage', 'run']).nullable(),
+  approver: z.object({ tenant: z.string(), kind: z.enum(['user', 'deadline', 'system']), subject: z.string().optional(), role: z.string().optional() }).nullable(),
+  grants: z.array(z.string()),
+  edited: z.boolean(),
+  reason: z.string().optional(),
+  argsDigest: z.string(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
 /** socket.io (namespace /v1): client → server messages. */
 export const SubscribeMessageSchema = z.strictObject({
   since: z.int().min(0).optional(),
@@ -57,9 +97,20 @@ export const AnswerMessageSchema = z.strictObject({
 });
 export type AnswerMessage = z.infer<typeof AnswerMessageSchema>;
 
+export const ClaimMessageSchema = z.strictObject({
+  interactionId: EntityIdSchema,
+  /** true to give the claim up. */
+  release: z.boolean().default(false),
+});
+export type ClaimMessage = z.infer<typeof ClaimMessageSchema>;
+
+export const ApprovalsMessageSchema = ListApprovalsQuerySchema.extend({ limit: z.int().min(1).max(500).default(100) });
+
 export const SOCKET = {
   namespace: '/v1',
   subscribe: 'subscribe',
   answer: 'answer',
+  claim: 'claim',
+  approvals: 'approvals',
   event: 'event',
 } as const;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ActorSchema } from './auth.schema';
-import { InteractionSchema, OutcomeSchema, WaitReasonSchema } from './interaction.schema';
+import { ApprovalDecisionSchema, InteractionSchema, OutcomeSchema, WaitReasonSchema } from './interaction.schema';
 import { EndReasonSchema, RunStatusSchema, TriggerSchema } from './run.schema';
 
 /** Event payloads by type. Every state change emits one, in the same atomic step. */
@@ -18,7 +18,20 @@ export const EventDataSchemas = {
     content: z.string(),
   }),
   'interaction.opened': z.object({ interaction: InteractionSchema }),
-  'interaction.resolved': z.object({ interactionId: z.string(), outcome: OutcomeSchema, by: ActorSchema, at: z.string() }),
+  'interaction.resolved': z.object({
+    interactionId: z.string(),
+    outcome: OutcomeSchema,
+    by: ActorSchema,
+    at: z.string(),
+    /** Approvals: what the approver chose, so every open card can say who resolved it and how. */
+    decision: ApprovalDecisionSchema.optional(),
+  }),
+  'interaction.claimed': z.object({
+    interactionId: z.string(),
+    /** null when the claim was released. */
+    claim: z.object({ subject: z.string(), until: z.string() }).nullable(),
+    by: ActorSchema,
+  }),
   'run.finished': z.object({ reason: EndReasonSchema, summary: z.string().optional() }),
   'run.failed': z.object({ reason: EndReasonSchema, error: z.string() }),
   'run.cancelled': z.object({ reason: EndReasonSchema, by: ActorSchema }),

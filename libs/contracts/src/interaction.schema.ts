@@ -11,6 +11,29 @@ export type WaitReason = z.infer<typeof WaitReasonSchema>;
 export const ChoiceOptionSchema = z.object({ label: z.string(), description: z.string().optional() });
 export type ChoiceOption = z.infer<typeof ChoiceOptionSchema>;
 
+export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_stage', 'allow_run', 'deny']);
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+export type GrantScope = 'once' | 'stage' | 'run';
+
+/** What a scoped approval of this call would grant, or why it cannot grant anything reusable. */
+export const GrantOfferSchema = z.discriminatedUnion('reusable', [
+  z.object({
+    reusable: z.literal(true),
+    /** Grant keys, e.g. "shell:cmd:git status", "write_file:path:notes/a.md". */
+    keys: z.array(z.string()),
+    /** "`ls` and `git status` (any arguments)". */
+    description: z.string(),
+    /** File tools: the folders the approver may grant instead of the single path ("" = the whole workspace). */
+    directories: z.array(z.string()).optional(),
+  }),
+  z.object({ reusable: z.literal(false), reason: z.string() }),
+]);
+export type GrantOffer = z.infer<typeof GrantOfferSchema>;
+
+/** The argument that says what a call does: the command, the path, the host. */
+export const TellingArgumentSchema = z.object({ label: z.enum(['command', 'path', 'host']), value: z.string() });
+export type TellingArgument = z.infer<typeof TellingArgumentSchema>;
+
 /** What the person is shown; already normalised (trimmed and bounded) by the tool that asked. */
 export const PromptSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('free_text'), prompt: z.string() }),
@@ -23,6 +46,16 @@ export const PromptSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('confirm'), prompt: z.string() }),
   z.object({ kind: z.literal('edit_text'), prompt: z.string(), document: z.string() }),
   z.object({ kind: z.literal('review'), prompt: z.string(), markdown: z.string() }),
+  z.object({
+    kind: z.literal('tool_approval'),
+    prompt: z.string(),
+    tool: z.string(),
+    input: z.record(z.string(), z.unknown()),
+    telling: TellingArgumentSchema,
+    /** The stage the run is in: an "allow for this stage" grant lasts while the run is in it. */
+    stage: z.string(),
+    grant: GrantOfferSchema,
+  }),
 ]);
 export type Prompt = z.infer<typeof PromptSchema>;
 
@@ -33,6 +66,19 @@ export const AnswerSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('confirm'), confirmed: z.boolean() }),
   z.object({ kind: z.literal('edit_text'), text: z.string() }),
   z.object({ kind: z.literal('review'), approved: z.boolean(), feedback: z.string().optional() }),
+  z.object({
+    kind: z.literal('tool_approval'),
+    decision: ApprovalDecisionSchema,
+    /** Shown to the model with a deny. */
+    reason: z.string().optional(),
+    /** The arguments that run (the approver's edit, or the model's own); absent on deny. */
+    input: z.record(z.string(), z.unknown()).optional(),
+    edited: z.boolean(),
+    /** Grant keys written with this decision (empty for allow_once and deny). */
+    grants: z.array(z.string()),
+    /** SHA-256 (hex) of the canonical JSON of the arguments approved and run (or denied). */
+    argsDigest: z.string(),
+  }),
 ]);
 export type Answer = z.infer<typeof AnswerSchema>;
 
@@ -46,6 +92,7 @@ export const InteractionSchema = z.object({
   tenant: TenantIdSchema,
   runId: EntityIdSchema,
   owner: z.string(),
+  agent: z.string(),
   waitReason: WaitReasonSchema,
   prompt: PromptSchema,
   status: InteractionStatusSchema,
@@ -55,5 +102,7 @@ export const InteractionSchema = z.object({
   resolvedAt: z.string().optional(),
   resolvedBy: ActorSchema.optional(),
   answer: AnswerSchema.optional(),
+  /** Admin claim on an open approval: only the claimant may answer until `until`. */
+  claim: z.object({ subject: z.string(), until: z.string() }).optional(),
 });
 export type Interaction = z.infer<typeof InteractionSchema>;

@@ -23,6 +23,7 @@ export const InteractionRequestSchema = z.strictObject({
   runId: EntityIdSchema,
   interactionId: EntityIdSchema,
   owner: z.string(),
+  agent: z.string(),
   waitReason: WaitReasonSchema,
   prompt: PromptSchema,
   /** 0 = no deadline. */

@@ -11,6 +11,14 @@ export const ToolCallSchema = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
+export const AutoApprovalSchema = z.object({
+  basis: z.enum(['safe_command', 'grant']),
+  /** The safe-command entries or grant keys that covered the call. */
+  covered: z.array(z.string()),
+  argsDigest: z.string(),
+});
+export type AutoApproval = z.infer<typeof AutoApprovalSchema>;
+
 /** One entry of a run's append-only durable log. The model's context is rebuilt from these. */
 export const LogEntrySchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task'), text: z.string(), at: z.string() }),
@@ -22,6 +30,8 @@ export const LogEntrySchema = z.discriminatedUnion('type', [
     name: z.string(),
     content: z.string(),
     isError: z.boolean(),
+    /** Set when a tool needing approval ran without asking: what let it through. */
+    approval: AutoApprovalSchema.optional(),
     at: z.string(),
   }),
   z.object({

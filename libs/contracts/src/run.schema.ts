@@ -5,6 +5,9 @@ import { WaitReasonSchema } from './interaction.schema';
 export const RunStatusSchema = z.enum(['queued', 'running', 'waiting', 'finished', 'failed', 'cancelled']);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
+/** The stage of a run whose agent declares none: "allow for this stage" grants are kept under it. */
+export const DEFAULT_STAGE = 'main';
+
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['finished', 'failed', 'cancelled'];
 
 /** Why a run ended; each loop ending is distinct and visible. */

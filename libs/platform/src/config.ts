@@ -20,6 +20,9 @@ const EnvSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   PARLEY_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  /** Comma-separated shell programs (optionally "program subcommand") that need no approval in any agent. */
+  PARLEY_SAFE_COMMANDS: z.string().default(''),
+  PARLEY_APPROVAL_CLAIM_SECS: z.coerce.number().int().min(10).max(24 * 3600).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -41,6 +44,10 @@ export interface ParleyConfig {
   anthropicApiKey?: string;
   anthropicBaseUrl?: string;
   modelMaxRetries: number;
+  /** Safe commands added to the shipped defaults for every agent. */
+  safeCommands: string[];
+  /** How long an admin's claim on an approval lasts. */
+  approvalClaimSecs: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -67,6 +74,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     anthropicApiKey: e.ANTHROPIC_API_KEY || undefined,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL || undefined,
     modelMaxRetries: e.PARLEY_MODEL_MAX_RETRIES,
+    safeCommands: e.PARLEY_SAFE_COMMANDS.split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== ''),
+    approvalClaimSecs: e.PARLEY_APPROVAL_CLAIM_SECS,
     logLevel: e.LOG_LEVEL,
     ...overrides,
   };

@@ -6,7 +6,19 @@ export type OpenResult = 'created' | 'exists' | 'run_ended';
 export type ResolveResult =
   | { status: 'resolved'; interaction: Interaction; wake: number | null }
   | { status: 'conflict'; interaction: Interaction }
+  | { status: 'claimed'; claim: { subject: string; until: string } }
   | { status: 'missing' };
+
+export type ClaimResult =
+  | { status: 'claimed'; claim: { subject: string; until: string } }
+  | { status: 'released' }
+  | { status: 'held'; claim: { subject: string; until: string } }
+  | { status: 'not_claimed' }
+  | { status: 'closed'; interactionStatus: string }
+  | { status: 'missing' };
+
+/** Sorts after every real deadline: approvals that wait forever come last in the queue. */
+const NO_DEADLINE_SCORE = 8_640_000_000_000_000;
 
 export class InteractionRepository {
   constructor(private readonly ctx: StoreContext) {}
@@ -19,6 +31,7 @@ export class InteractionRepository {
       tenant: request.tenant,
       runId: request.runId,
       owner: request.owner,
+      agent: request.agent,
       waitReason: request.waitReason,
       prompt: request.prompt,
       status: 'open',
@@ -34,8 +47,14 @@ export class InteractionRepository {
         k.openInteractions(request.tenant),
         k.run(request.tenant, request.runId),
         k.runInteractions(request.tenant, request.runId),
+        k.openApprovals(request.tenant),
       ],
-      [...args, JSON.stringify(interaction), JSON.stringify(opened.data)],
+      [
+        ...args,
+        JSON.stringify(interaction),
+        JSON.stringify(opened.data),
+        request.waitReason === 'approval' ? String(interaction.deadline ? Date.parse(interaction.deadline) : NO_DEADLINE_SCORE) : '',
+      ],
     )) as OpenResult;
     if (result === 'exists') {
       return { result, interaction: (await this.get(request.tenant, request.interactionId)) ?? interaction };
@@ -56,7 +75,12 @@ export class InteractionRepository {
     const k = this.ctx.keys;
     const at = now.toISOString();
     const entry: LogEntry = { type: 'answer', interactionId: interaction.id, outcome, ...(answer ? { answer } : {}), by, at };
-    const resolved: EventDraft = { type: 'interaction.resolved', data: { interactionId: interaction.id, outcome, by, at } };
+    const decision = answer?.kind === 'tool_approval' ? answer.decision : interaction.prompt.kind === 'tool_approval' ? 'deny' : undefined;
+    const resolved: EventDraft = {
+      type: 'interaction.resolved',
+      data: { interactionId: interaction.id, outcome, by, at, ...(decision ? { decision } : {}) },
+    };
+    const grants = answer?.kind === 'tool_approval' ? answer.grants : [];
     const reply = (await this.ctx.scripts.run(
       'resolveInteraction',
       [
@@ -66,6 +90,8 @@ export class InteractionRepository {
         k.run(interaction.tenant, interaction.runId),
         k.runLog(interaction.tenant, interaction.runId),
         k.runInbox(interaction.tenant, interaction.runId),
+        k.openApprovals(interaction.tenant),
+        k.runGrants(interaction.tenant, interaction.runId),
       ],
       [
         ...args,
@@ -75,6 +101,8 @@ export class InteractionRepository {
         JSON.stringify(entry),
         JSON.stringify(resolved.data),
         this.ctx.options.retentionSecs,
+        by.kind === 'user' ? (by.subject ?? '') : '',
+        ...grants,
       ],
     )) as [string, ...Array<string | number>];
     switch (reply[0]) {
@@ -87,9 +115,54 @@ export class InteractionRepository {
         const current = await this.get(interaction.tenant, interaction.id);
         return { status: 'conflict', interaction: current ?? interaction };
       }
+      case 'claimed':
+        return { status: 'claimed', claim: { subject: String(reply[1]), until: new Date(Number(reply[2])).toISOString() } };
       default:
         return { status: 'missing' };
     }
+  }
+
+  /** Takes an open interaction for `by` until `untilMs`, or gives it up (`untilMs` null). */
+  async claim(interaction: Interaction, by: Actor & { subject: string }, untilMs: number | null, now = new Date()): Promise<ClaimResult> {
+    const { keys, args } = this.ctx.prologue(interaction.tenant, interaction.runId, interaction.owner, now);
+    const claim = untilMs === null ? null : { subject: by.subject, until: new Date(untilMs).toISOString() };
+    const claimed: EventDraft = { type: 'interaction.claimed', data: { interactionId: interaction.id, claim, by } };
+    const reply = (await this.ctx.scripts.run(
+      'claimInteraction',
+      [...keys, this.ctx.keys.interaction(interaction.tenant, interaction.id)],
+      [...args, by.subject, untilMs === null ? '' : String(untilMs), JSON.stringify(claimed.data)],
+    )) as [string, string?, string?];
+    switch (reply[0]) {
+      case 'claimed':
+        return { status: 'claimed', claim: claim ?? { subject: by.subject, until: '' } };
+      case 'released':
+        return { status: 'released' };
+      case 'held':
+        return { status: 'held', claim: { subject: reply[1] ?? '', until: new Date(Number(reply[2])).toISOString() } };
+      case 'not_claimed':
+        return { status: 'not_claimed' };
+      case 'closed':
+        return { status: 'closed', interactionStatus: reply[1] ?? '' };
+      default:
+        return { status: 'missing' };
+    }
+  }
+
+  /**
+   * Open approvals of a tenant, oldest deadline first, kept when `keep` says so. Reads the index in
+   * pages until `limit` are found, so a filter never shortens a page it could have filled.
+   */
+  async listOpenApprovals(tenant: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
+    const found: Interaction[] = [];
+    const page = Math.max(limit, 100);
+    for (let start = 0; found.length < limit; start += page) {
+      const keys = await this.ctx.redis.zrange(this.ctx.keys.openApprovals(tenant), String(start), String(start + page - 1));
+      if (keys.length === 0) {
+        break;
+      }
+      found.push(...(await this.load(tenant, keys)).filter((interaction) => interaction.status === 'open' && keep(interaction)));
+    }
+    return found.slice(0, limit);
   }
 
   async listOpen(tenant: string, limit: number): Promise<Interaction[]> {
@@ -119,7 +192,9 @@ export class InteractionRepository {
 
 function toInteraction(h: Record<string, string>): Interaction {
   const opened = JSON.parse(h.data) as Interaction;
+  const claimUntil = Number(h.claimUntil ?? 0);
   return {
+    ...(h.claimSubject && claimUntil > Date.now() ? { claim: { subject: h.claimSubject, until: new Date(claimUntil).toISOString() } } : {}),
     ...opened,
     status: h.status as Interaction['status'],
     ...(h.resolvedAt ? { resolvedAt: h.resolvedAt } : {}),

@@ -20,7 +20,11 @@ export class RedisKeys {
     return `${this.tenant(tenant)}:runs`;
   }
   openInteractions(tenant: string): string {
-    return `${this.tenant(tenant)}:ix:open`;
+    return `${this.tenant(tenant)}:open-ix`;
+  }
+  /** Open approvals of the tenant, scored by deadline (epoch ms): the admin approval queue. */
+  openApprovals(tenant: string): string {
+    return `${this.tenant(tenant)}:approval-ix`;
   }
   interaction(tenant: string, interactionId: string): string {
     return `${this.tenant(tenant)}:ix:${interactionId}`;
@@ -50,6 +54,10 @@ export class RedisKeys {
   }
   effects(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:fx`;
+  }
+  /** Grant-set members ("run|<key>", "stage|<stage>|<key>") given by scoped approvals; deleted when the run ends. */
+  runGrants(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:grants`;
   }
   /** Keys that live and expire with the run. */
   runOwned(tenant: string, runId: string): string[] {

@@ -144,9 +144,22 @@ export class RunRepository {
     const text = ending.status === 'finished' ? (ending.summary ?? '') : ending.error;
     return (await this.ctx.scripts.run(
       'endRun',
-      [...keys, k.run(target.tenant, target.runId), ...k.runOwned(target.tenant, target.runId)],
+      [...keys, k.run(target.tenant, target.runId), k.runGrants(target.tenant, target.runId), ...k.runOwned(target.tenant, target.runId)],
       [...args, fenced ? target.token : '', ending.status, ending.reason, text, event.type, JSON.stringify(event.data), this.ctx.options.retentionSecs],
     )) as EndResult;
+  }
+
+  /** Which of these grant-set members the run holds (one round trip, whatever the number of grants). */
+  async grantedAmong(tenant: string, runId: string, members: string[]): Promise<Set<string>> {
+    if (members.length === 0) {
+      return new Set();
+    }
+    const held = await this.ctx.redis.smismember(this.ctx.keys.runGrants(tenant, runId), ...members);
+    return new Set(members.filter((_, i) => held[i] === 1));
+  }
+
+  async grants(tenant: string, runId: string): Promise<string[]> {
+    return (await this.ctx.redis.smembers(this.ctx.keys.runGrants(tenant, runId))).sort();
   }
 
   /** Who asked to stop a run a worker was holding. */
@@ -179,6 +192,8 @@ export class RunRepository {
         ix,
         k.openInteractions(target.tenant),
         k.runLog(target.tenant, target.runId),
+        k.openApprovals(target.tenant),
+        k.runGrants(target.tenant, target.runId),
         ...k.runOwned(target.tenant, target.runId),
       ],
       [

@@ -13,9 +13,11 @@ const SCRIPTS = {
   park: { file: 'park.lua', keys: 5 },
   endRun: { file: 'end-run.lua', keys: -1 },
   cancelRun: { file: 'cancel-run.lua', keys: -1 },
-  openInteraction: { file: 'open-interaction.lua', keys: 7 },
-  resolveInteraction: { file: 'resolve-interaction.lua', keys: 8 },
+  openInteraction: { file: 'open-interaction.lua', keys: 8 },
+  resolveInteraction: { file: 'resolve-interaction.lua', keys: 10 },
+  claimInteraction: { file: 'claim-interaction.lua', keys: 4 },
   workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },
+  workspaceCommit: { file: 'workspace-commit.lua', keys: 3 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -86,6 +86,7 @@ function request(run: NewRun, interactionId: string = randomUUID()): Interaction
     runId: run.runId,
     interactionId,
     owner: run.owner,
+    agent: run.agent,
     waitReason: 'question',
     prompt: CHOICE,
     timeoutSecs: 3600,

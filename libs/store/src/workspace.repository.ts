@@ -1,9 +1,9 @@
-import type { EffectOutcome, WorkspaceFile, WorkspacePort } from '@parley/tools';
+import type { EffectOutcome, ShellWorkspace, WorkspaceFile, WorkspacePort } from '@parley/tools';
 import type { Lease } from './run.repository';
 import type { StoreContext } from './store.context';
 
 /** A run's workspace in Redis; writes are fenced by the lease and applied once per effect id. */
-export class RedisWorkspace implements WorkspacePort {
+export class RedisWorkspace implements WorkspacePort, ShellWorkspace {
   constructor(
     private readonly ctx: StoreContext,
     private readonly lease: Lease,
@@ -26,6 +26,35 @@ export class RedisWorkspace implements WorkspacePort {
     return this.ctx.redis.hget(this.key, path);
   }
 
+  async snapshot(): Promise<Map<string, string>> {
+    return new Map(Object.entries(await this.ctx.redis.hgetall(this.key)));
+  }
+
+  recorded(effectId: string): Promise<string | null> {
+    const { tenant, runId } = this.lease;
+    return this.ctx.redis.hget(this.ctx.keys.effects(tenant, runId), effectId);
+  }
+
+  async commit(effectId: string, changes: { writes: Array<{ path: string; content: string }>; deletes: string[] }, result: string): Promise<EffectOutcome> {
+    const { tenant, runId, token } = this.lease;
+    const [status, detail] = (await this.ctx.scripts.run(
+      'workspaceCommit',
+      [this.ctx.keys.run(tenant, runId), this.key, this.ctx.keys.effects(tenant, runId)],
+      [
+        token,
+        effectId,
+        this.maxWorkspaceBytes,
+        Date.now(),
+        this.ctx.options.leaseMs,
+        result,
+        changes.writes.length,
+        ...changes.writes.flatMap(({ path, content }) => [path, content]),
+        ...changes.deletes,
+      ],
+    )) as [string, string?];
+    return this.outcome(status, detail);
+  }
+
   write(effectId: string, path: string, content: string): Promise<EffectOutcome> {
     return this.effect(effectId, 'write', path, content);
   }
@@ -41,6 +70,10 @@ export class RedisWorkspace implements WorkspacePort {
       [this.ctx.keys.run(tenant, runId), this.key, this.ctx.keys.effects(tenant, runId)],
       [token, effectId, op, path, content, this.maxWorkspaceBytes, Date.now(), this.ctx.options.leaseMs],
     )) as [string, string?];
+    return this.outcome(status, detail);
+  }
+
+  private outcome(status: string, detail: string | undefined): EffectOutcome {
     switch (status) {
       case 'applied':
       case 'replayed':
@@ -48,7 +81,7 @@ export class RedisWorkspace implements WorkspacePort {
       case 'rejected':
         return { status, error: detail ?? 'rejected' };
       default:
-        throw new LeaseLostError(runId);
+        throw new LeaseLostError(this.lease.runId);
     }
   }
 }

@@ -15,6 +15,9 @@ import {
   ReadFileInputSchema,
   WriteFileInputSchema,
 } from './tool.schemas';
+import { checkInput, type Checked } from './tool.input';
+import { ShellInputSchema } from './shell/shell.tool';
+import { HttpRequestInputSchema } from './http/http-request.tool';
 
 interface CatalogueEntry {
   description: string;
@@ -69,6 +72,20 @@ const CATALOGUE: Record<ToolName, CatalogueEntry> = {
     description: `Give the person a text to edit, with instructions, and wait; you get back the text as they leave it. ${WAITS}`,
     schema: EditDocumentInputSchema,
   },
+  shell: {
+    description:
+      "Run a shell command (/bin/sh -c) in a scratch folder holding a copy of this run's workspace files; files it creates, " +
+      'changes or deletes there are written back to the workspace afterwards (text files within the size limits). ' +
+      'You get the exit code, stdout and stderr (cut at a limit). It has a time limit, no network credentials and no secrets in its environment. ' +
+      'A person may have to approve the command first.',
+    schema: ShellInputSchema,
+  },
+  http_request: {
+    description:
+      'Send an HTTP GET or POST to a host on this agent\'s allow-list and get the status, content type and body (cut at a size limit). ' +
+      'Redirects are not followed: you get the status and location. A person may have to approve the request first.',
+    schema: HttpRequestInputSchema,
+  },
   present_for_review: {
     description:
       'Show the person a piece of work (markdown) to review, and wait; you get back whether they approved it and their ' +
@@ -107,6 +124,14 @@ export function toolSpecs(names: readonly string[]): ToolSpec[] {
     throw new UnknownToolError([...new Set(unknown)]);
   }
   return [...new Set(names as readonly ToolName[])].map((name) => structuredClone(specOf(name)));
+}
+
+/** Checks a call's arguments against the tool's schema; the error names each offending field. */
+export function checkToolInput(name: string, input: unknown): Checked<Record<string, unknown>> {
+  if (!isToolName(name)) {
+    return { ok: false, error: `unknown tool: ${name}` };
+  }
+  return checkInput(name, CATALOGUE[name].schema, input) as Checked<Record<string, unknown>>;
 }
 
 /** The model-facing description of a tool. */

@@ -9,7 +9,11 @@ export type FinishToolName = typeof FINISH_TOOL;
 export const HUMAN_TOOLS = ['ask_user_text', 'ask_user_choice', 'ask_user_confirm', 'edit_document', 'present_for_review'] as const;
 export type HumanToolName = (typeof HUMAN_TOOLS)[number];
 
-export const ALL_TOOL_NAMES = [...WORKSPACE_TOOLS, FINISH_TOOL, ...HUMAN_TOOLS] as const;
+/** Tools that reach outside the workspace; off unless an agent lists them. */
+export const OUTSIDE_TOOLS = ['shell', 'http_request'] as const;
+export type OutsideToolName = (typeof OUTSIDE_TOOLS)[number];
+
+export const ALL_TOOL_NAMES = [...WORKSPACE_TOOLS, FINISH_TOOL, ...HUMAN_TOOLS, ...OUTSIDE_TOOLS] as const;
 export type ToolName = (typeof ALL_TOOL_NAMES)[number];
 
 /** The interaction kind each human tool opens. */
@@ -31,4 +35,8 @@ export function isWorkspaceTool(name: string): name is WorkspaceToolName {
 
 export function isToolName(name: string): name is ToolName {
   return (ALL_TOOL_NAMES as readonly string[]).includes(name);
+}
+
+export function isOutsideTool(name: string): name is OutsideToolName {
+  return (OUTSIDE_TOOLS as readonly string[]).includes(name);
 }

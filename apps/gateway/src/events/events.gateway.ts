@@ -13,6 +13,8 @@ import type { Namespace, Socket } from 'socket.io';
 import {
   AnswerBodySchema,
   AnswerMessageSchema,
+  ApprovalsMessageSchema,
+  ClaimMessageSchema,
   SOCKET,
   SubscribeMessageSchema,
   parseAnswerBody,
@@ -130,15 +132,36 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
 
   @SubscribeMessage(SOCKET.answer)
   async answer(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ interaction: Interaction }>> {
-    try {
+    return this.reply('answer', async () => {
       const message = parseOrThrow(AnswerMessageSchema, body, 'answer message');
       const answer = parseAnswerBody(AnswerBodySchema, message.answer);
-      const interaction = await this.interactions.answer(data(socket).user, message.interactionId, answer);
-      return { ok: true, interaction };
+      return { interaction: await this.interactions.answer(data(socket).user, message.interactionId, answer) };
+    });
+  }
+
+  @SubscribeMessage(SOCKET.claim)
+  async claim(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ interaction: Interaction }>> {
+    return this.reply('claim', async () => {
+      const message = parseOrThrow(ClaimMessageSchema, body, 'claim message');
+      return { interaction: await this.interactions.claim(data(socket).user, message.interactionId, message.release) };
+    });
+  }
+
+  @SubscribeMessage(SOCKET.approvals)
+  async approvals(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ approvals: Interaction[] }>> {
+    return this.reply('approvals', async () => {
+      const filter = parseOrThrow(ApprovalsMessageSchema, body ?? {}, 'approvals message');
+      return { approvals: await this.interactions.listApprovals(data(socket).user, filter) };
+    });
+  }
+
+  private async reply<T extends object>(what: string, work: () => Promise<T>): Promise<Ack<T>> {
+    try {
+      return { ok: true, ...(await work()) };
     } catch (error) {
       const reply = toErrorReply(error);
       if (reply.status >= 500) {
-        this.logger.error(`answer failed: ${(error as Error).message}`);
+        this.logger.error(`${what} failed: ${(error as Error).message}`);
       }
       return reply.body;
     }

@@ -1,14 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   ConflictError,
+  ForbiddenError,
   NotFoundError,
   validateAnswer,
   type Actor,
   type AnswerBody,
   type Interaction,
+  type ListApprovalsQuery,
   type TokenClaims,
 } from '@parley/contracts';
-import { InteractionResolver, ParleyQueues, ParleyStore } from '@parley/store';
+import type { ParleyConfig } from '@parley/platform';
+import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore } from '@parley/store';
+import { answerApproval } from '@parley/tools';
 import { AuthService } from '../auth/auth.service';
 
 @Injectable()
@@ -19,6 +23,7 @@ export class InteractionsService {
     private readonly store: ParleyStore,
     queues: ParleyQueues,
     private readonly auth: AuthService,
+    @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {
     this.resolver = new InteractionResolver(store, queues);
   }
@@ -38,13 +43,29 @@ export class InteractionsService {
     return found.filter((i) => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open'));
   }
 
+  /** The approval queue: open approvals the caller may see (admins: the whole tenant), oldest deadline first. */
+  listApprovals(user: TokenClaims, filter: ListApprovalsQuery): Promise<Interaction[]> {
+    return this.store.interactions.listOpenApprovals(
+      user.tenant,
+      (i) =>
+        this.auth.canSee(user, i) &&
+        (filter.agent === undefined || i.agent === filter.agent) &&
+        (filter.runId === undefined || i.runId === filter.runId) &&
+        (filter.tool === undefined || (i.prompt.kind === 'tool_approval' && i.prompt.tool === filter.tool)),
+      filter.limit,
+    );
+  }
+
   /** Validates the answer against the interaction, then lets the one atomic step decide. */
   async answer(user: TokenClaims, interactionId: string, body: AnswerBody): Promise<Interaction> {
     const interaction = await this.get(user, interactionId);
     if (interaction.status !== 'open') {
       throw alreadyResolved(interaction);
     }
-    const answer = validateAnswer(interaction.prompt, body);
+    if (interaction.claim && interaction.claim.subject !== user.sub) {
+      throw claimedBy(interaction.claim);
+    }
+    const answer = validateAnswer(interaction.prompt, body, answerApproval);
     const by: Actor = { kind: 'user', subject: user.sub, role: user.role };
     const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by });
     switch (result.status) {
@@ -52,10 +73,42 @@ export class InteractionsService {
         return result.interaction;
       case 'conflict':
         throw alreadyResolved(result.interaction);
+      case 'claimed':
+        throw claimedBy(result.claim);
       case 'missing':
         throw new NotFoundError('interaction', interactionId);
     }
   }
+
+  /** An admin takes an open approval for the configured time (or gives it up) so colleagues see who is on it. */
+  async claim(user: TokenClaims, interactionId: string, release: boolean): Promise<Interaction> {
+    if (user.role !== 'admin') {
+      throw new ForbiddenError('only admins claim approvals');
+    }
+    const interaction = await this.get(user, interactionId);
+    if (interaction.waitReason !== 'approval') {
+      throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);
+    }
+    const by = { kind: 'user' as const, subject: user.sub, role: user.role };
+    const result = await this.store.interactions.claim(interaction, by, release ? null : Date.now() + this.config.approvalClaimSecs * 1000);
+    switch (result.status) {
+      case 'claimed':
+      case 'released':
+        return this.get(user, interactionId);
+      case 'held':
+        throw claimedBy(result.claim);
+      case 'not_claimed':
+        throw new ConflictError(`interaction ${interactionId} is not claimed by you`);
+      case 'closed':
+        throw alreadyResolved((await this.store.interactions.get(user.tenant, interactionId)) ?? interaction);
+      case 'missing':
+        throw new NotFoundError('interaction', interactionId);
+    }
+  }
+}
+
+function claimedBy(claim: { subject: string; until: string }): ConflictError {
+  return new ConflictError(`claimed by ${claim.subject} until ${claim.until}; only they may answer until then`, { claim });
 }
 
 function alreadyResolved(interaction: Interaction): ConflictError {

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import {
+  type AuditEntry,
   EntityIdSchema,
   EventsQuerySchema,
   ListRunsQuerySchema,
@@ -46,6 +47,12 @@ export class RunsController {
   @Get(':id/log')
   async log(@User() user: TokenClaims, @Param('id') id: string): Promise<{ entries: LogEntry[] }> {
     return { entries: await this.runs.log(user, runId(id)) };
+  }
+
+  /** Who approved what on this run; admins, and the member who owns the run. */
+  @Get(':id/audit')
+  async audit(@User() user: TokenClaims, @Param('id') id: string): Promise<{ entries: AuditEntry[] }> {
+    return { entries: await this.runs.audit(user, runId(id)) };
   }
 
   @Post(':id/cancel')

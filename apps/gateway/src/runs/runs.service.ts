@@ -5,6 +5,7 @@ import {
   ConflictError,
   NotFoundError,
   TERMINAL_STATUSES,
+  type AuditEntry,
   type Interaction,
   type LogEntry,
   type ParleyEvent,
@@ -15,6 +16,7 @@ import {
 } from '@parley/contracts';
 import { ParleyQueues, ParleyStore } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
+import { buildAudit } from '../audit/audit.builder';
 
 @Injectable()
 export class RunsService {
@@ -65,6 +67,11 @@ export class RunsService {
   async log(user: TokenClaims, runId: string): Promise<LogEntry[]> {
     await this.get(user, runId);
     return this.store.runs.readLog(user.tenant, runId);
+  }
+
+  async audit(user: TokenClaims, runId: string): Promise<AuditEntry[]> {
+    await this.get(user, runId);
+    return buildAudit(user.tenant, await this.store.runs.readLog(user.tenant, runId));
   }
 
   async cancel(user: TokenClaims, runId: string): Promise<Run> {

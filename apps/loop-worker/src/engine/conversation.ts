@@ -7,6 +7,8 @@ export interface OpenCall {
   call: ToolCall;
   result?: ToolResult;
   question?: LogEntryOf<'question'>;
+  /** The resolution of `question`, once there is one. */
+  answer?: LogEntryOf<'answer'>;
 }
 
 /** A run's log, read back: the model's context and where the loop stands. */
@@ -15,7 +17,7 @@ export interface Conversation {
   messages: ModelMessage[];
   /** Model turns taken so far. */
   iterations: number;
-  /** Questions asked so far (each one counts against the per-loop budget). */
+  /** Questions asked so far (each one counts against the per-loop budget; approvals do not). */
   questionsAsked: number;
   /** The newest model turn while some of its tool calls have no result yet. */
   openTurn: { calls: OpenCall[] } | null;
@@ -66,16 +68,24 @@ export function buildConversation(entries: LogEntry[]): Conversation {
       return direct;
     }
     const question = questions.get(call.effectId);
-    const answer = question && answers.get(question.interactionId);
-    return question && answer ? renderResolution(question.prompt, answer.outcome, answer.answer) : undefined;
+    // An approval's answer is not the call's result: the call still has to run (or be refused).
+    if (!question || question.prompt.kind === 'tool_approval') {
+      return undefined;
+    }
+    const answer = answers.get(question.interactionId);
+    return answer ? renderResolution(question.prompt, answer.outcome, answer.answer) : undefined;
   };
+  const answerOf = (question: LogEntryOf<'question'> | undefined) => (question ? answers.get(question.interactionId) : undefined);
 
   const messages: ModelMessage[] = [{ role: 'user', content: [{ type: 'text', text: task }] }];
   let openTurn: Conversation['openTurn'] = null;
   for (const turn of turns) {
     const content: ModelBlock[] = turn.text ? [{ type: 'text', text: turn.text }] : [];
     turn.toolCalls.forEach((call) => content.push({ type: 'tool_use', id: call.toolUseId, name: call.name, input: call.input }));
-    const calls = turn.toolCalls.map((call) => ({ call, result: resultOf(call), question: questions.get(call.effectId) }));
+    const calls = turn.toolCalls.map((call) => {
+      const question = questions.get(call.effectId);
+      return { call, result: resultOf(call), question, answer: answerOf(question) };
+    });
     if (calls.some((c) => c.result === undefined)) {
       openTurn = { calls };
       break;
@@ -97,7 +107,7 @@ export function buildConversation(entries: LogEntry[]): Conversation {
   return {
     messages,
     iterations: turns.length,
-    questionsAsked: questions.size,
+    questionsAsked: [...questions.values()].filter((q) => q.prompt.kind !== 'tool_approval').length,
     openTurn,
     endedWithoutTools: last !== undefined && last.toolCalls.length === 0,
     lastText: last?.text ?? '',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentDefinition, EventDraft, RunJob, ToolCall } from '@parley/contracts';
 import { isModelError } from '@parley/models';
 import { LeaseLostError, type Lease, type RunEnding } from '@parley/store';
-import { toolSpecs } from '@parley/tools';
+import { offeredTools, toolSpecs } from '@parley/tools';
 import { buildConversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
@@ -97,7 +97,7 @@ export class RunEngine {
       turn = await this.resources.modelFor(agent).complete({
         system: agent.system_prompt,
         messages,
-        tools: toolSpecs(agent.tools),
+        tools: toolSpecs(offeredTools(agent)),
         onTextDelta: (text) => deltas.push(text),
         signal,
       });
@@ -147,7 +147,7 @@ export class RunEngine {
       case 'finish':
         return this.end(lease, { status: 'finished', reason: 'finish', summary: settled.summary });
       case 'park': {
-        const parked = await this.resources.store.runs.park(lease, 'question', settled.interactionId);
+        const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId);
         switch (parked) {
           case 'parked':
             return { status: 'parked', interactionId: settled.interactionId };

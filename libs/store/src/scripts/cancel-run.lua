@@ -1,7 +1,8 @@
 -- cancel-run: stop a run. A run nobody advances ends at once (its open interaction is cancelled in
 -- the same step); a run a worker holds is flagged, and that worker ends it at its next step.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] open interaction hash (or the
--- run hash when none)  KEYS[7] tenant open-interaction index  KEYS[8] run log  KEYS[9..] keys to expire
+-- run hash when none)  KEYS[7] tenant open-interaction index  KEYS[8] run log  KEYS[9] tenant open-approval index
+-- KEYS[10] run grants (deleted: grants end with the run)  KEYS[11..] the run's other keys, to expire
 -- ARGV[1..7] emit prologue  ARGV[8] who (actor JSON)  ARGV[9] expected open interaction id ('' = none)
 -- ARGV[10] 'cancelled' answer log entry JSON  ARGV[11] interaction.resolved data JSON
 -- ARGV[12] run.cancelled data JSON  ARGV[13] retention (s)  ARGV[14] lease token of the caller ('' = a client)
@@ -25,6 +26,7 @@ end
 if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT, 'resolvedBy', ARGV[8])
   redis.call('ZREM', KEYS[7], KEYS[6])
+  redis.call('ZREM', KEYS[9], KEYS[6])
   redis.call('RPUSH', KEYS[8], ARGV[10])
   emit('interaction.resolved', ARGV[11])
   redis.call('EXPIRE', KEYS[6], ARGV[13])
@@ -33,10 +35,10 @@ redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'up
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
+redis.call('DEL', KEYS[10])
 redis.call('EXPIRE', KEYS[3], ARGV[13])
-for i = 4, #KEYS do
-  if i ~= 6 and i ~= 7 then
-    redis.call('EXPIRE', KEYS[i], ARGV[13])
-  end
+redis.call('EXPIRE', KEYS[4], ARGV[13])
+for i = 11, #KEYS do
+  redis.call('EXPIRE', KEYS[i], ARGV[13])
 end
 return {'cancelled'}

@@ -1,5 +1,6 @@
 -- end-run: the run reaches a terminal status; its keys get the retention period.
--- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5..] the run's other keys (log, inbox, workspace, ...)
+-- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run grants (deleted: grants end with the run)
+-- KEYS[6..] the run's other keys (log, inbox, workspace, ...), to expire
 -- ARGV[1..7] emit prologue  ARGV[8] lease token ('' = unfenced, for a run no worker holds)
 -- ARGV[9] status  ARGV[10] end reason  ARGV[11] summary or error text ('' = none)
 -- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
@@ -18,8 +19,10 @@ end
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus(ARGV[9], nil)
 emit(ARGV[12], ARGV[13])
+redis.call('DEL', KEYS[5])
 redis.call('EXPIRE', KEYS[3], ARGV[14])
-for i = 4, #KEYS do
+redis.call('EXPIRE', KEYS[4], ARGV[14])
+for i = 6, #KEYS do
   redis.call('EXPIRE', KEYS[i], ARGV[14])
 end
 return 'ended'

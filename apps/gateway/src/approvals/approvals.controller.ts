@@ -1,0 +1,40 @@
+import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { AgentCatalog } from '@parley/agents';
+import { EntityIdSchema, ListApprovalsQuerySchema, SafeCommandsQuerySchema, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
+import type { SafeCommandInEffect } from '@parley/tools';
+import { User } from '../auth/user.decorator';
+import { parseQuery } from '../http/zod-query';
+import { InteractionsService } from '../interactions/interactions.service';
+
+/** The approval queue: open tool approvals, claims, and the safe commands that skip approval. */
+@Controller('v1/approvals')
+export class ApprovalsController {
+  constructor(
+    private readonly interactions: InteractionsService,
+    private readonly agents: AgentCatalog,
+  ) {}
+
+  @Get()
+  async list(@User() user: TokenClaims, @Query() query: unknown): Promise<{ approvals: Interaction[] }> {
+    return { approvals: await this.interactions.listApprovals(user, parseQuery(ListApprovalsQuerySchema, query)) };
+  }
+
+  /** What is in effect, for every agent or for one, and where each entry came from. */
+  @Get('safe-commands')
+  safeCommands(@Query() query: unknown): { agent: string | null; safeCommands: SafeCommandInEffect[] } {
+    const { agent } = parseQuery(SafeCommandsQuerySchema, query);
+    return { agent: agent ?? null, safeCommands: this.agents.safeCommands(agent === undefined ? undefined : this.agents.get(agent).name) };
+  }
+
+  @Post(':id/claim')
+  @HttpCode(200)
+  async claim(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
+    return { interaction: await this.interactions.claim(user, parseOrThrow(EntityIdSchema, id, 'interaction id'), false) };
+  }
+
+  @Delete(':id/claim')
+  @HttpCode(200)
+  async release(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
+    return { interaction: await this.interactions.claim(user, parseOrThrow(EntityIdSchema, id, 'interaction id'), true) };
+  }
+}

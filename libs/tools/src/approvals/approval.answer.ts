@@ -1,0 +1,100 @@
+import type { Answer, AnswerBody, ApprovalPrompt, ErrorIssue } from '@parley/contracts';
+import { checkToolInput } from '../tool.catalogue';
+import { argsDigest, canonicalJson } from './args.digest';
+import { describeCall, grantKey, grantMember } from './call.scope';
+
+const FILE_TOOLS = new Set(['read_file', 'write_file', 'delete_file']);
+
+/**
+ * Turns an approver's choice into the answer to record: the arguments that will run (an edit is
+ * checked against the tool's schema), the grants a scoped choice writes, and the digest of the
+ * arguments for the audit. Pushes an issue naming the field when the choice cannot be accepted.
+ */
+export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[]): Answer | undefined {
+  const { decision } = body;
+  if (decision === undefined) {
+    issues.push({ field: 'decision', reason: 'required: allow_once, allow_stage, allow_run or deny' });
+    return undefined;
+  }
+  if (decision === 'deny') {
+    for (const field of ['input', 'directory'] as const) {
+      if (body[field] !== undefined) {
+        issues.push({ field, reason: 'only used when allowing the call' });
+      }
+    }
+    if (issues.length > 0) {
+      return undefined;
+    }
+    const reason = body.reason?.trim();
+    return { kind: 'tool_approval', decision, ...(reason ? { reason } : {}), edited: false, grants: [], argsDigest: argsDigest(prompt.input) };
+  }
+  if (body.reason !== undefined) {
+    issues.push({ field: 'reason', reason: 'only used with decision deny' });
+    return undefined;
+  }
+  const input = finalInput(prompt, body, issues);
+  if (input === undefined) {
+    return undefined;
+  }
+  const grants = decision === 'allow_once' ? noGrants(body, issues) : scopedGrants(prompt, input, body, decision, issues);
+  if (grants === undefined) {
+    return undefined;
+  }
+  const edited = canonicalJson(input) !== canonicalJson(prompt.input);
+  return { kind: 'tool_approval', decision, input, edited, grants, argsDigest: argsDigest(input) };
+}
+
+function finalInput(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[]): Record<string, unknown> | undefined {
+  if (body.input === undefined) {
+    return prompt.input;
+  }
+  const checked = checkToolInput(prompt.tool, body.input);
+  if (!checked.ok) {
+    issues.push({ field: 'input', reason: checked.error });
+    return undefined;
+  }
+  return checked.value;
+}
+
+function noGrants(body: AnswerBody, issues: ErrorIssue[]): string[] | undefined {
+  if (body.directory !== undefined) {
+    issues.push({ field: 'directory', reason: 'only used with allow_stage or allow_run' });
+    return undefined;
+  }
+  return [];
+}
+
+function scopedGrants(
+  prompt: ApprovalPrompt,
+  input: Record<string, unknown>,
+  body: AnswerBody,
+  decision: 'allow_stage' | 'allow_run',
+  issues: ErrorIssue[],
+): string[] | undefined {
+  // The grant follows what will actually run: an edited call is read again.
+  const { offer } = describeCall(prompt.tool, input);
+  if (!offer.reusable) {
+    issues.push({ field: 'decision', reason: `${offer.reason} Use allow_once.` });
+    return undefined;
+  }
+  let keys = offer.keys;
+  if (body.directory !== undefined) {
+    const folder = folderChoice(body.directory);
+    if (!FILE_TOOLS.has(prompt.tool) || !offer.directories?.includes(folder)) {
+      const choices = offer.directories?.map((d) => JSON.stringify(d)).join(', ');
+      issues.push({
+        field: 'directory',
+        reason: choices ? `must be a folder holding the file: one of ${choices}` : `${prompt.tool} grants are not kept per folder`,
+      });
+      return undefined;
+    }
+    keys = [grantKey.folder(prompt.tool, folder)];
+  }
+  return keys.map((key) => (decision === 'allow_run' ? grantMember.run(key) : grantMember.stage(prompt.stage, key)));
+}
+
+/** "notes", "notes/", "./notes/" → "notes/"; "", ".", "/" → "" (the whole workspace). */
+function folderChoice(raw: string): string {
+  const trimmed = raw.trim().replace(/^\.\//, '').replace(/^\/+|\/+$/g, '');
+  return trimmed === '' || trimmed === '.' ? '' : `${trimmed}/`;
+}

@@ -1,0 +1,38 @@
+import type { AutoApproval } from '@parley/contracts';
+import { isSafeCommand, type SafeCommandInEffect } from '../shell/safe-commands';
+import { argsDigest } from './args.digest';
+import { grantMember, type CallScope } from './call.scope';
+
+/**
+ * Whether a call whose permission is `ask` may run without asking: every thing it does must be
+ * granted (for the run, or for the current stage) or be a safe command. Returns what covered it,
+ * or null when a person must approve.
+ */
+export function coverWithoutAsking(
+  scope: CallScope,
+  input: Record<string, unknown>,
+  context: { stage: string; granted: ReadonlySet<string>; safe: readonly SafeCommandInEffect[] },
+): AutoApproval | null {
+  if (scope.needs.length === 0) {
+    return null;
+  }
+  const grants: string[] = [];
+  const safe: string[] = [];
+  for (const need of scope.needs) {
+    const granted = need.keys
+      .flatMap((key) => [grantMember.run(key), grantMember.stage(context.stage, key)])
+      .find((member) => context.granted.has(member));
+    if (granted !== undefined) {
+      grants.push(granted);
+      continue;
+    }
+    if (need.command && isSafeCommand(need.command, context.safe)) {
+      safe.push(need.command.args[0] === undefined ? need.command.program : `${need.command.program} ${need.command.args.join(' ')}`);
+      continue;
+    }
+    return null;
+  }
+  return grants.length > 0
+    ? { basis: 'grant', covered: [...new Set(grants)], argsDigest: argsDigest(input) }
+    : { basis: 'safe_command', covered: [...new Set(safe)], argsDigest: argsDigest(input) };
+}

@@ -1,0 +1,238 @@
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runShellCommand, type ShellLimits, type ShellRun } from './shell.runner';
+
+const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024, maxFileBytes: 1024 };
+
+const run = (command: string, files: Record<string, string> = {}, overrides: Partial<ShellLimits> = {}): Promise<ShellRun> =>
+  runShellCommand(command, new Map(Object.entries(files)), { ...limits, ...overrides });
+
+/** Alive and not a zombie waiting for a parent to reap it. */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls a condition (a killed process is reaped asynchronously), failing after `ms`. */
+async function waitFor(condition: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) {
+      throw new Error('condition not met in time');
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('runShellCommand', () => {
+  it('reports the exit code, stdout and stderr', async () => {
+    const result = await run('echo out; echo err >&2; exit 3');
+    expect(result).toEqual({
+      exitCode: 3,
+      signal: null,
+      timedOut: false,
+      stdout: 'out\n',
+      stderr: 'err\n',
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      changes: { writes: [], deletes: [], skipped: [] },
+    });
+  });
+
+  it('kills the whole process group when the time limit expires', async () => {
+    const started = Date.now();
+    const result = await run('sleep 60 & echo $!; sleep 60', {}, { timeoutMs: 1500 });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
+    const background = Number(result.stdout.trim());
+    expect(background).toBeGreaterThan(0);
+    await waitFor(() => !isRunning(background));
+  });
+
+  it('returns when the shell exits, killing a background child that holds stdout open', async () => {
+    const started = Date.now();
+    const result = await run('sleep 60 & echo $!');
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(result).toMatchObject({ timedOut: false, exitCode: 0, signal: null });
+    const background = Number(result.stdout.trim());
+    expect(background).toBeGreaterThan(0);
+    await waitFor(() => !isRunning(background));
+  });
+
+  it('does not wait for a process that left the group and holds stdout open', async () => {
+    const started = Date.now();
+    // The shell waits until the child has its own session (field 6 of /proc/PID/stat), so that killing the group misses it.
+    const result = await run('setsid sleep 60 & pid=$!; until [ "$(cut -d" " -f6 /proc/$pid/stat)" = "$pid" ]; do :; done; echo $pid');
+    const escaped = Number(result.stdout.trim());
+    try {
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(result).toMatchObject({ timedOut: false, exitCode: 0 });
+      expect(escaped).toBeGreaterThan(0);
+    } finally {
+      if (escaped > 0) {
+        process.kill(escaped, 'SIGKILL');
+      }
+    }
+  });
+
+  it('keeps at most maxOutputBytes of each stream and drains the rest', async () => {
+    const result = await run("head -c 200000 /dev/zero | tr '\\0' a; head -c 300000 /dev/zero | tr '\\0' b >&2", {}, { maxOutputBytes: 1000 });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('a'.repeat(1000));
+    expect(result.stderr).toBe('b'.repeat(1000));
+    expect(result.stdoutTruncated).toBe(true);
+    expect(result.stderrTruncated).toBe(true);
+  });
+
+  it('cuts output between characters and decodes invalid UTF-8 lossily', async () => {
+    const cut = await run("for i in $(seq 1 600); do printf 'é'; done", {}, { maxOutputBytes: 1001 });
+    expect(cut.stdout).toBe('é'.repeat(500));
+    expect(cut.stdoutTruncated).toBe(true);
+    const exact = await run("printf 'éé'", {}, { maxOutputBytes: 4 });
+    expect(exact).toMatchObject({ stdout: 'éé', stdoutTruncated: false });
+    const lossy = await run("printf '\\377ok'");
+    expect(lossy).toMatchObject({ stdout: '\uFFFDok', stdoutTruncated: false });
+  });
+
+  it('gives the command only a minimal environment: no secrets, HOME and cwd the scratch folder', async () => {
+    process.env.PARLEY_TEST_SECRET = 'hunter2-secret';
+    try {
+      const result = await run('printenv; echo "cwd=$(pwd)"');
+      expect(result.stdout).not.toContain('hunter2-secret');
+      const lines = result.stdout.trim().split('\n');
+      const env = Object.fromEntries(lines.filter((line) => !line.startsWith('cwd=')).map((line) => line.split(/=(.*)/s).slice(0, 2)));
+      const cwd = lines.find((line) => line.startsWith('cwd='))!.slice(4);
+      // dash adds PWD itself; everything else is what the runner passed.
+      expect(Object.keys(env).sort()).toEqual(['HOME', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TMPDIR']);
+      expect(env).toMatchObject({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' });
+      expect(path.basename(path.dirname(cwd))).toMatch(/^parley-sh-/);
+      expect(path.dirname(cwd)).toBe(path.join(os.tmpdir(), path.basename(path.dirname(cwd))));
+      expect(env.TMPDIR.startsWith(`${cwd}/`)).toBe(false);
+    } finally {
+      delete process.env.PARLEY_TEST_SECRET;
+    }
+  });
+
+  it('does not write back what the command puts in TMPDIR', async () => {
+    const result = await run('echo scratch > "$TMPDIR/t.txt" && cat "$TMPDIR/t.txt" && echo kept > kept.txt');
+    expect(result.stdout).toBe('scratch\n');
+    expect(result.changes).toEqual({ writes: [{ path: 'kept.txt', content: 'kept\n' }], deletes: [], skipped: [] });
+  });
+
+  it('removes the scratch folder afterwards', async () => {
+    const result = await run('pwd; echo x > file.txt; mkdir -p deep/er && echo y > deep/er/f.txt');
+    const cwd = result.stdout.trim();
+    expect(cwd).not.toBe('');
+    expect(existsSync(cwd)).toBe(false);
+    expect(existsSync(path.dirname(cwd))).toBe(false);
+  });
+
+  it('removes the scratch folder when the process cannot be started', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'parley-runner-spec-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      // A NUL byte cannot be passed to exec: spawn throws after the scratch folder was made.
+      await expect(run('echo \0 nope', { 'a.txt': 'a' })).rejects.toThrow();
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      if (saved === undefined) {
+        delete process.env.TMPDIR;
+      } else {
+        process.env.TMPDIR = saved;
+      }
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('lets the command see the workspace files', async () => {
+    const result = await run('cat a.txt dir/sub/b.txt; ls -A', { 'a.txt': 'hello ', 'dir/sub/b.txt': 'world\n' });
+    expect(result.stdout).toBe('hello world\na.txt\ndir\n');
+    expect(result.changes).toEqual({ writes: [], deletes: [], skipped: [] });
+  });
+
+  it('reports changed, new and deleted files', async () => {
+    const files = { 'a.txt': 'old', 'same.txt': 'same', 'dir/b.txt': 'b', 'gone/c.txt': 'c', 'f': 'now a folder' };
+    const result = await run(
+      "echo changed > a.txt; rm dir/b.txt; rm -r gone; mkdir -p n/m && printf 'né\\n' > n/m/c.txt; : > empty.txt; " +
+        'rm f && mkdir f && echo inside > f/g.txt; touch same.txt',
+      files,
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.changes).toEqual({
+      writes: [
+        { path: 'a.txt', content: 'changed\n' },
+        { path: 'empty.txt', content: '' },
+        { path: 'f/g.txt', content: 'inside\n' },
+        { path: 'n/m/c.txt', content: 'né\n' },
+      ],
+      deletes: ['dir/b.txt', 'f', 'gone/c.txt'],
+      skipped: [],
+    });
+  });
+
+  it('skips binary files and keeps a byte-order mark', async () => {
+    const result = await run(
+      "printf '\\377\\376' > bin.dat; head -c 10 /dev/zero > zeros.bin; printf 'x\\377' > was-text.txt; printf '\\357\\273\\277bom' > bom.txt",
+      { 'was-text.txt': 'text' },
+    );
+    expect(result.changes).toEqual({
+      writes: [{ path: 'bom.txt', content: '\uFEFFbom' }],
+      deletes: [],
+      skipped: [
+        { path: 'bin.dat', reason: 'not UTF-8 text' },
+        { path: 'was-text.txt', reason: 'not UTF-8 text' },
+        { path: 'zeros.bin', reason: 'not text (contains NUL bytes)' },
+      ],
+    });
+  });
+
+  it('skips files over maxFileBytes, but not unchanged ones', async () => {
+    const result = await run("printf '0123456789' > fits.txt; printf '01234567890' > big.txt", { 'old-big.txt': 'x'.repeat(20) }, { maxFileBytes: 10 });
+    expect(result.changes).toEqual({
+      writes: [{ path: 'fits.txt', content: '0123456789' }],
+      deletes: [],
+      skipped: [{ path: 'big.txt', reason: '11 bytes, over the 10-byte limit per file' }],
+    });
+  });
+
+  it('skips symbolic links and special files without following them', async () => {
+    const result = await run('ln -s a.txt link.txt; ln -s /etc outside; rm b.txt && ln -s a.txt b.txt; mkfifo pipe', { 'a.txt': 'a', 'b.txt': 'b' });
+    expect(result.changes).toEqual({
+      writes: [],
+      deletes: [],
+      skipped: [
+        { path: 'b.txt', reason: 'symbolic link' },
+        { path: 'link.txt', reason: 'symbolic link' },
+        { path: 'outside', reason: 'symbolic link' },
+        { path: 'pipe', reason: 'special file (not a regular file)' },
+      ],
+    });
+  });
+
+  it('skips files whose names are no workspace path', async () => {
+    const result = await run("touch \"$(printf 'bad\\001name')\" \"$(printf 'raw\\377')\" ' padded'; mkdir \"$(printf 'd\\377')\" && touch \"$(printf 'd\\377')/f\"");
+    expect(result.changes.writes).toEqual([]);
+    expect(result.changes.skipped).toEqual([
+      { path: ' padded', reason: 'not a workspace path (its canonical spelling is "padded")' },
+      { path: 'bad\u0001name', reason: 'invalid path "bad\\u0001name": control characters and invalid Unicode are not allowed' },
+      { path: 'd\uFFFD', reason: 'folder name is not valid UTF-8' },
+      { path: 'raw\uFFFD', reason: 'file name is not valid UTF-8' },
+    ]);
+  });
+
+  it('leaves alone workspace files that cannot be put on disk', async () => {
+    const result = await run('ls -A', { a: 'file', 'a/b': 'under a file' });
+    expect(result.stdout).toBe('a\n');
+    expect(result.changes).toEqual({
+      writes: [],
+      deletes: [],
+      skipped: [{ path: 'a/b', reason: 'not copied to the scratch folder (a file and a folder cannot share a name); left unchanged' }],
+    });
+  });
+});

@@ -1,0 +1,368 @@
+import { spawn } from 'node:child_process';
+import { constants as fsConstants, promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { truncateUtf8 } from '../utf8';
+import { normaliseWorkspacePath } from '../workspace.path';
+
+export interface ShellLimits {
+  /** Wall-clock limit for the command; on expiry its whole process group is killed. */
+  timeoutMs: number;
+  /** Kept of stdout, and separately of stderr; the rest is read and dropped. */
+  maxOutputBytes: number;
+  /** Larger files are not written back to the workspace. */
+  maxFileBytes: number;
+}
+
+export interface WorkspaceChanges {
+  /** New or changed text files, sorted by path. */
+  writes: Array<{ path: string; content: string }>;
+  /** Workspace files that no longer exist, sorted. */
+  deletes: string[];
+  /** What is not written back (binary, too large, symlink, special file, bad path), sorted by path. */
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+export interface ShellRun {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  stdout: string;
+  stderr: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  changes: WorkspaceChanges;
+}
+
+/** The whole environment a command sees; nothing of the worker's own environment is passed on. */
+const SHELL_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+/**
+ * How long output may still arrive once the shell has exited and its process group is killed. Only a
+ * process that left the group (setsid) can hold a pipe open past that; its output is then dropped.
+ */
+const DRAIN_MS = 500;
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Runs `command` with `/bin/sh -c` in a fresh scratch folder holding `files`, and reports which
+ * workspace files it created, changed or deleted. Layout of the scratch folder (removed afterwards):
+ * `work/` is the command's cwd and HOME and holds the files; `tmp/` is its TMPDIR, beside `work/` so
+ * that nothing there can be mistaken for a workspace file.
+ *
+ * The command runs in its own process group, which is killed when the time limit expires and also as
+ * soon as the shell exits, so a background child (`server &`) never outlives the call.
+ * Throws only when the process cannot be started at all.
+ */
+export async function runShellCommand(command: string, files: ReadonlyMap<string, string>, limits: ShellLimits): Promise<ShellRun> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-sh-'));
+  try {
+    const work = path.join(root, 'work');
+    const tmp = path.join(root, 'tmp');
+    await fs.mkdir(work);
+    await fs.mkdir(tmp);
+    const placed = await placeFiles(work, files);
+    const env = { PATH: SHELL_PATH, HOME: work, TMPDIR: tmp, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
+    const outcome = await runProcess(command, work, env, limits);
+    const changes = await collectChanges(work, placed, limits.maxFileBytes);
+    return { ...outcome, changes };
+  } finally {
+    await removeScratch(root);
+  }
+}
+
+interface Placed {
+  /** Workspace path → content, for the files put in the scratch folder. */
+  files: Map<string, string>;
+  /** Workspace files that could not be put there; they are left as they are. */
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+async function placeFiles(work: string, files: ReadonlyMap<string, string>): Promise<Placed> {
+  const placed: Placed = { files: new Map(), skipped: [] };
+  for (const [raw, content] of [...files].sort(([a], [b]) => compare(a, b))) {
+    const normalised = normaliseWorkspacePath(raw);
+    if (!normalised.ok) {
+      placed.skipped.push({ path: raw, reason: normalised.error });
+      continue;
+    }
+    const file = normalised.value;
+    if (placed.files.has(file)) {
+      placed.skipped.push({ path: raw, reason: `same file as ${file}; not copied to the scratch folder` });
+      continue;
+    }
+    const target = path.join(work, ...file.split('/'));
+    try {
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      await fs.writeFile(target, content, { flag: 'wx' });
+      placed.files.set(file, content);
+    } catch (error) {
+      // Both "a" and "a/b" in the workspace: on disk, a file and a folder cannot share a name.
+      const code = errorCode(error);
+      const why = code === 'EEXIST' || code === 'ENOTDIR' || code === 'EISDIR' ? 'a file and a folder cannot share a name' : code;
+      placed.skipped.push({ path: file, reason: `not copied to the scratch folder (${why}); left unchanged` });
+    }
+  }
+  return placed;
+}
+
+type ProcessOutcome = Omit<ShellRun, 'changes'>;
+
+function runProcess(command: string, cwd: string, env: NodeJS.ProcessEnv, limits: ShellLimits): Promise<ProcessOutcome> {
+  return new Promise<ProcessOutcome>((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout = new OutputCollector(limits.maxOutputBytes);
+    const stderr = new OutputCollector(limits.maxOutputBytes);
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+
+    let timedOut = false;
+    let settled = false;
+    const killGroup = (): void => {
+      if (child.pid === undefined) {
+        return;
+      }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, limits.timeoutMs);
+
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      killGroup();
+      if (!settled) {
+        settled = true;
+        reject(error);
+      }
+    });
+    child.once('exit', (exitCode, signal) => {
+      clearTimeout(timer);
+      // Whatever the shell left running in its group (`sleep 60 &`) would keep the pipes open.
+      killGroup();
+      void drained([child.stdout, child.stderr], DRAIN_MS).then(() => {
+        if (settled) {
+          return;
+        }
+        settled = true;
+        const out = stdout.text();
+        const err = stderr.text();
+        resolve({
+          exitCode,
+          signal,
+          timedOut,
+          stdout: out.text,
+          stderr: err.text,
+          stdoutTruncated: out.truncated,
+          stderrTruncated: err.truncated,
+        });
+      });
+    });
+  });
+}
+
+/** Resolves when every stream has closed, or after `ms`, when the ones still open are destroyed. */
+function drained(streams: Readable[], ms: number): Promise<void> {
+  const closes = streams.map((stream) =>
+    stream.closed || stream.destroyed ? Promise.resolve() : new Promise<void>((resolve) => stream.once('close', () => resolve())),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([Promise.all(closes).then(() => undefined), deadline]).then(() => {
+    clearTimeout(timer);
+    for (const stream of streams) {
+      stream.destroy();
+    }
+  });
+}
+
+/**
+ * Keeps the first `maxBytes` of a stream (plus the few bytes that may complete a character cut at
+ * the limit) and counts, without keeping, the rest, so a chatty child never blocks on a full pipe.
+ */
+class OutputCollector {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  private seen = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  push(chunk: Buffer): void {
+    this.seen += chunk.length;
+    const room = this.maxBytes + 3 - this.kept;
+    if (room > 0) {
+      const part = chunk.subarray(0, room);
+      this.chunks.push(part);
+      this.kept += part.length;
+    }
+  }
+
+  /** Decoded lossily (invalid bytes become U+FFFD), then cut to maxBytes between characters. */
+  text(): { text: string; truncated: boolean } {
+    const decoded = Buffer.concat(this.chunks).toString('utf8');
+    const text = truncateUtf8(decoded, this.maxBytes);
+    return { text, truncated: this.seen > this.kept || text.length < decoded.length };
+  }
+}
+
+interface Scan {
+  /** Paths found, whatever their kind, except folders. */
+  seen: Set<string>;
+  /** Text files that may be written back. */
+  texts: Map<string, string>;
+  skipped: Array<{ path: string; reason: string }>;
+  /** Folders that could not be listed: workspace files under them are not taken as deleted. */
+  unreadable: string[];
+}
+
+async function collectChanges(work: string, placed: Placed, maxFileBytes: number): Promise<WorkspaceChanges> {
+  const scan: Scan = { seen: new Set(), texts: new Map(), skipped: [], unreadable: [] };
+  await walk(Buffer.from(work), '', scan, placed.files, maxFileBytes);
+
+  const writes = [...scan.texts]
+    .filter(([file, content]) => placed.files.get(file) !== content)
+    .map(([file, content]) => ({ path: file, content }))
+    .sort((a, b) => compare(a.path, b.path));
+  const deletes = [...placed.files.keys()]
+    .filter((file) => !scan.seen.has(file) && !scan.unreadable.some((folder) => file.startsWith(`${folder}/`)))
+    .sort(compare);
+  const skipped = [...placed.skipped, ...scan.skipped].sort((a, b) => compare(a.path, b.path));
+  return { writes, deletes, skipped };
+}
+
+/** Lists a folder without following symbolic links; names are read as bytes so that non-UTF-8 names are seen too. */
+async function walk(dir: Buffer, prefix: string, scan: Scan, original: ReadonlyMap<string, string>, maxFileBytes: number): Promise<void> {
+  let entries;
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true, encoding: 'buffer' });
+  } catch (error) {
+    scan.unreadable.push(prefix);
+    scan.skipped.push({ path: prefix === '' ? '.' : `${prefix}/`, reason: `folder could not be read (${errorCode(error)})` });
+    return;
+  }
+  for (const entry of entries) {
+    const full = Buffer.concat([dir, Buffer.from('/'), entry.name]);
+    const name = decodeName(entry.name);
+    const relative = prefix === '' ? name.text : `${prefix}/${name.text}`;
+    if (!name.valid) {
+      scan.skipped.push({ path: relative, reason: `${entry.isDirectory() ? 'folder' : 'file'} name is not valid UTF-8` });
+      continue;
+    }
+    if (entry.isDirectory()) {
+      await walk(full, relative, scan, original, maxFileBytes);
+      continue;
+    }
+    scan.seen.add(relative);
+    if (entry.isSymbolicLink()) {
+      scan.skipped.push({ path: relative, reason: 'symbolic link' });
+    } else if (!entry.isFile()) {
+      scan.skipped.push({ path: relative, reason: 'special file (not a regular file)' });
+    } else {
+      const found = await readText(full, relative, original.get(relative), maxFileBytes);
+      if (found.ok) {
+        scan.texts.set(relative, found.content);
+      } else if (found.reason !== undefined) {
+        scan.skipped.push({ path: relative, reason: found.reason });
+      }
+    }
+  }
+}
+
+function decodeName(name: Buffer): { text: string; valid: boolean } {
+  try {
+    return { text: strictUtf8.decode(name), valid: true };
+  } catch {
+    return { text: name.toString('utf8'), valid: false };
+  }
+}
+
+type ReadOutcome = { ok: true; content: string } | { ok: false; reason?: string };
+
+/** A regular file's content when it can go back to the workspace; no reason when it is unchanged. */
+async function readText(full: Buffer, relative: string, before: string | undefined, maxFileBytes: number): Promise<ReadOutcome> {
+  const normalised = normaliseWorkspacePath(relative);
+  if (!normalised.ok) {
+    return { ok: false, reason: normalised.error };
+  }
+  if (normalised.value !== relative) {
+    return { ok: false, reason: `not a workspace path (its canonical spelling is ${JSON.stringify(normalised.value)})` };
+  }
+  let handle;
+  try {
+    // O_NOFOLLOW and O_NONBLOCK: never follow a link or wait on a FIFO swapped in since the listing.
+    handle = await fs.open(full, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch (error) {
+    return { ok: false, reason: `could not be read (${errorCode(error)})` };
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) {
+      return { ok: false, reason: 'special file (not a regular file)' };
+    }
+    const beforeBytes = before === undefined ? undefined : Buffer.from(before, 'utf8');
+    const sameSize = beforeBytes !== undefined && stat.size === beforeBytes.length;
+    if (stat.size > maxFileBytes && !sameSize) {
+      return { ok: false, reason: `${stat.size} bytes, over the ${maxFileBytes}-byte limit per file` };
+    }
+    const bytes = await handle.readFile();
+    if (beforeBytes !== undefined && bytes.equals(beforeBytes)) {
+      // Unchanged, even if it would not pass the checks below (e.g. the limit was lowered since).
+      return { ok: false };
+    }
+    if (bytes.length > maxFileBytes) {
+      return { ok: false, reason: `${bytes.length} bytes, over the ${maxFileBytes}-byte limit per file` };
+    }
+    if (bytes.includes(0)) {
+      return { ok: false, reason: 'not text (contains NUL bytes)' };
+    }
+    try {
+      return { ok: true, content: strictUtf8.decode(bytes) };
+    } catch {
+      return { ok: false, reason: 'not UTF-8 text' };
+    }
+  } catch (error) {
+    return { ok: false, reason: `could not be read (${errorCode(error)})` };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Best effort: a folder the command made unreadable is opened up and the removal tried again. */
+async function removeScratch(root: string): Promise<void> {
+  try {
+    await fs.rm(root, { recursive: true, force: true, maxRetries: 3 });
+  } catch {
+    await openUp(root);
+    await fs.rm(root, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+  }
+}
+
+async function openUp(dir: string): Promise<void> {
+  await fs.chmod(dir, 0o700).catch(() => undefined);
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (entry.isDirectory()) {
+      await openUp(path.join(dir, entry.name));
+    }
+  }
+}
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') {
+    return error.code;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,162 @@
+import type { ToolResult } from '../tool-result';
+import { executeShellTool, SHELL_COMMAND_MAX_BYTES, ShellInputSchema, type ShellWorkspace } from './shell.tool';
+import type { ShellLimits } from './shell.runner';
+
+type CommitOutcome = Awaited<ReturnType<ShellWorkspace['commit']>>;
+
+/** Enough of the store's contract: changes applied together once per effect id, a total size limit, the first result replayed. */
+class MemoryShellWorkspace implements ShellWorkspace {
+  readonly files = new Map<string, string>();
+  readonly results = new Map<string, string>();
+  readonly calls: string[] = [];
+
+  constructor(private readonly maxTotalBytes = 10_000) {}
+
+  snapshot(): Promise<Map<string, string>> {
+    this.calls.push('snapshot');
+    return Promise.resolve(new Map(this.files));
+  }
+
+  recorded(effectId: string): Promise<string | null> {
+    this.calls.push(`recorded ${effectId}`);
+    return Promise.resolve(this.results.get(effectId) ?? null);
+  }
+
+  commit(effectId: string, changes: { writes: Array<{ path: string; content: string }>; deletes: string[] }, result: string): Promise<CommitOutcome> {
+    this.calls.push(`commit ${effectId}`);
+    const first = this.results.get(effectId);
+    if (first !== undefined) {
+      return Promise.resolve({ status: 'replayed', result: first });
+    }
+    const next = new Map(this.files);
+    changes.deletes.forEach((path) => next.delete(path));
+    changes.writes.forEach(({ path, content }) => next.set(path, content));
+    const total = [...next.values()].reduce((sum, content) => sum + Buffer.byteLength(content), 0);
+    if (total > this.maxTotalBytes) {
+      return Promise.resolve({ status: 'rejected', error: `workspace full: ${total} bytes, over the ${this.maxTotalBytes}-byte limit` });
+    }
+    this.files.clear();
+    next.forEach((content, path) => this.files.set(path, content));
+    this.results.set(effectId, result);
+    return Promise.resolve({ status: 'applied', result });
+  }
+}
+
+const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 1000, maxFileBytes: 1000 };
+const body = (result: ToolResult): any => JSON.parse(result.content);
+
+describe('executeShellTool', () => {
+  let workspace: MemoryShellWorkspace;
+  let effect = 0;
+  const run = (input: unknown, effectId = `e${(effect += 1)}`, overrides: Partial<ShellLimits> = {}): Promise<ToolResult> =>
+    executeShellTool({ input, effectId, workspace, limits: { ...limits, ...overrides } });
+
+  beforeEach(() => {
+    workspace = new MemoryShellWorkspace();
+  });
+
+  it('runs the command on the workspace files and commits its changes with the result', async () => {
+    workspace.files.set('notes/a.md', 'alpha\n');
+    workspace.files.set('old.txt', 'old');
+    const result = await run({ command: 'cat notes/a.md; echo beta >> notes/a.md; rm old.txt; echo new > new.txt; echo warn >&2' }, 'e-main');
+    expect(result.isError).toBe(false);
+    expect(body(result)).toEqual({
+      ok: true,
+      exitCode: 0,
+      stdout: 'alpha\n',
+      stderr: 'warn\n',
+      files: { written: ['new.txt', 'notes/a.md'], deleted: ['old.txt'], skipped: [] },
+    });
+    expect(Object.fromEntries(workspace.files)).toEqual({ 'notes/a.md': 'alpha\nbeta\n', 'new.txt': 'new\n' });
+    expect(workspace.results.get('e-main')).toBe(result.content);
+    expect(workspace.calls).toEqual(['recorded e-main', 'snapshot', 'commit e-main']);
+  });
+
+  it('reports a failing command as an error result, still keeping its file changes', async () => {
+    const result = await run({ command: 'echo partial > out.txt; printf "\\377" > blob.bin; echo boom >&2; exit 2' });
+    expect(result.isError).toBe(true);
+    expect(body(result)).toEqual({
+      ok: false,
+      exitCode: 2,
+      stdout: '',
+      stderr: 'boom\n',
+      files: { written: ['out.txt'], deleted: [], skipped: [{ path: 'blob.bin', reason: 'not UTF-8 text' }] },
+    });
+    expect(workspace.files.get('out.txt')).toBe('partial\n');
+  });
+
+  it('reports a timeout and cut output', async () => {
+    const result = await run({ command: "head -c 5000 /dev/zero | tr '\\0' x; sleep 60" }, undefined, { timeoutMs: 1500 });
+    expect(result.isError).toBe(true);
+    expect(body(result)).toEqual({
+      ok: false,
+      exitCode: null,
+      signal: 'SIGKILL',
+      timedOut: true,
+      stdout: 'x'.repeat(1000),
+      stderr: '',
+      stdoutTruncated: true,
+      files: { written: [], deleted: [], skipped: [] },
+    });
+  });
+
+  it('does not run the command again for an effect id already committed', async () => {
+    const first = await run({ command: 'echo once >> log.txt; echo ran' }, 'e-retry');
+    expect(workspace.files.get('log.txt')).toBe('once\n');
+    workspace.calls.length = 0;
+    const retried = await run({ command: 'echo once >> log.txt; echo ran' }, 'e-retry');
+    expect(retried).toEqual(first);
+    expect(workspace.calls).toEqual(['recorded e-retry']);
+    expect(workspace.files.get('log.txt')).toBe('once\n');
+  });
+
+  it('returns the first result when the commit finds the effect id already applied', async () => {
+    const first = await run({ command: 'exit 1' }, 'e-race');
+    // Another worker committed between our `recorded` check and our commit.
+    jest.spyOn(workspace, 'recorded').mockResolvedValueOnce(null);
+    const second = await run({ command: 'echo other > other.txt' }, 'e-race');
+    expect(second).toEqual(first);
+    expect(second.isError).toBe(true);
+    expect(workspace.files.has('other.txt')).toBe(false);
+  });
+
+  it('says so when the file changes are rejected, and changes nothing', async () => {
+    workspace = new MemoryShellWorkspace(100);
+    workspace.files.set('keep.txt', 'keep');
+    const result = await run({ command: "rm keep.txt; head -c 200 /dev/zero | tr '\\0' y > big.txt; echo done" }, 'e-full');
+    expect(result.isError).toBe(true);
+    expect(body(result)).toEqual({
+      ok: false,
+      error: 'the command ran (exit code 0) but its file changes were not kept: workspace full: 200 bytes, over the 100-byte limit',
+      exitCode: 0,
+      stdout: 'done\n',
+      stderr: '',
+    });
+    expect(Object.fromEntries(workspace.files)).toEqual({ 'keep.txt': 'keep' });
+    expect(workspace.results.has('e-full')).toBe(false);
+  });
+
+  it('lists at most 100 files of each kind', async () => {
+    const result = await run({ command: 'for i in $(seq 1 130); do echo $i > f$i.txt; done' }, undefined, { maxFileBytes: 100 });
+    const parsed = body(result);
+    expect(parsed.files.written).toHaveLength(100);
+    expect(parsed.filesNotListed).toBe(30);
+    expect(workspace.files.size).toBe(130);
+  });
+
+  it('refuses bad input without running anything', async () => {
+    expect(await run({})).toEqual({ content: '{"ok":false,"error":"invalid shell input: command: is required"}', isError: true });
+    expect(body(await run({ command: '  ' })).error).toBe('invalid shell input: command: must not be empty');
+    expect(body(await run({ command: 'echo \0' })).error).toBe('invalid shell input: command: must not contain NUL characters');
+    expect(body(await run({ command: 'x'.repeat(SHELL_COMMAND_MAX_BYTES + 1) })).error).toBe(
+      `invalid shell input: command: must be at most ${SHELL_COMMAND_MAX_BYTES} bytes`,
+    );
+    expect(body(await run('ls')).error).toBe('invalid shell input: expected a JSON object');
+    expect(workspace.calls).toEqual([]);
+  });
+
+  it('describes the command for the model', () => {
+    const schema = ShellInputSchema.shape.command;
+    expect(schema.description).toMatch(/\/bin\/sh -c/);
+  });
+});

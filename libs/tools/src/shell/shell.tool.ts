@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { checkInput } from '../tool.input';
+import { errorResult, type ToolResult } from '../tool-result';
+import { utf8ByteLength } from '../utf8';
+import { runShellCommand, type ShellLimits, type ShellRun } from './shell.runner';
+
+export const SHELL_COMMAND_MAX_BYTES = 16 * 1024;
+
+/** File lists in a result stop after this many entries each, with a count of the rest. */
+const MAX_LISTED_FILES = 100;
+
+export const ShellInputSchema = z.object({
+  command: z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
+    .refine((command) => command.trim() !== '', 'must not be empty')
+    .refine((command) => utf8ByteLength(command) <= SHELL_COMMAND_MAX_BYTES, `must be at most ${SHELL_COMMAND_MAX_BYTES} bytes`)
+    .refine((command) => !command.includes('\0'), 'must not contain NUL characters')
+    .describe(
+      `The command line, run with /bin/sh -c in a folder holding the workspace files, e.g. "wc -l notes/*.md" (at most ${SHELL_COMMAND_MAX_BYTES} bytes)`,
+    ),
+});
+
+export interface ShellWorkspace {
+  /** Every file of the workspace (path → content). */
+  snapshot(): Promise<Map<string, string>>;
+  /** The recorded result of this effect id, when it was already committed (a retried step). */
+  recorded(effectId: string): Promise<string | null>;
+  /** Applies writes and deletes together once per effect id and records `result` as its result; a repeat returns the first result. Rejected (e.g. workspace full) changes nothing. */
+  commit(
+    effectId: string,
+    changes: { writes: Array<{ path: string; content: string }>; deletes: string[] },
+    result: string,
+  ): Promise<{ status: 'applied' | 'replayed'; result: string } | { status: 'rejected'; error: string }>;
+}
+
+export interface ShellToolCall {
+  input: unknown;
+  /** The tool call's effect id: the command's file changes and result are committed once under it. */
+  effectId: string;
+  workspace: ShellWorkspace;
+  limits: ShellLimits;
+}
+
+/**
+ * Runs the `shell` tool: the command runs on a scratch copy of the workspace, and its file changes are
+ * committed together with the result under the effect id. A step retried after that commit gets the
+ * recorded result back and does not run the command again. Failures of the store are thrown.
+ */
+export async function executeShellTool(call: ShellToolCall): Promise<ToolResult> {
+  const { input, effectId, workspace, limits } = call;
+  const checked = checkInput('shell', ShellInputSchema, input);
+  if (!checked.ok) {
+    return errorResult(checked.error);
+  }
+  const recorded = await workspace.recorded(effectId);
+  if (recorded !== null) {
+    return fromRecorded(recorded);
+  }
+  const run = await runShellCommand(checked.value.command, await workspace.snapshot(), limits);
+  const { writes, deletes } = run.changes;
+  const outcome = await workspace.commit(effectId, { writes, deletes }, JSON.stringify(resultOf(run)));
+  switch (outcome.status) {
+    case 'applied':
+    case 'replayed':
+      return fromRecorded(outcome.result);
+    case 'rejected':
+      return failure({
+        error: `the command ran (${describeEnd(run)}) but its file changes were not kept: ${outcome.error}`,
+        ...outputOf(run),
+      });
+  }
+}
+
+/** The result the model reads: small, with false flags and signal-less ends left out. */
+function resultOf(run: ShellRun): Record<string, unknown> {
+  return {
+    ok: run.exitCode === 0 && !run.timedOut,
+    ...outputOf(run),
+    files: {
+      written: listed(run.changes.writes.map((write) => write.path)),
+      deleted: listed(run.changes.deletes),
+      skipped: listed(run.changes.skipped),
+    },
+    ...omitted(run),
+  };
+}
+
+function outputOf(run: ShellRun): Record<string, unknown> {
+  return {
+    exitCode: run.exitCode,
+    ...(run.signal === null ? {} : { signal: run.signal }),
+    ...(run.timedOut ? { timedOut: true } : {}),
+    stdout: run.stdout,
+    stderr: run.stderr,
+    ...(run.stdoutTruncated ? { stdoutTruncated: true } : {}),
+    ...(run.stderrTruncated ? { stderrTruncated: true } : {}),
+  };
+}
+
+function listed<T>(items: readonly T[]): T[] {
+  return items.slice(0, MAX_LISTED_FILES);
+}
+
+function omitted(run: ShellRun): Record<string, unknown> {
+  const { writes, deletes, skipped } = run.changes;
+  const count = [writes, deletes, skipped].reduce((sum, list) => sum + Math.max(0, list.length - MAX_LISTED_FILES), 0);
+  return count === 0 ? {} : { filesNotListed: count };
+}
+
+function describeEnd(run: ShellRun): string {
+  if (run.timedOut) {
+    return 'it timed out and was killed';
+  }
+  return run.exitCode === null ? `killed by ${run.signal ?? 'a signal'}` : `exit code ${run.exitCode}`;
+}
+
+/** A committed result is an error for the model exactly when it says `ok: false` (non-zero exit or timeout). */
+function fromRecorded(result: string): ToolResult {
+  let ok = false;
+  try {
+    const parsed: unknown = JSON.parse(result);
+    ok = typeof parsed === 'object' && parsed !== null && (parsed as { ok?: unknown }).ok === true;
+  } catch {
+    ok = false;
+  }
+  return { content: result, isError: !ok };
+}
+
+function failure(fields: { error: string } & Record<string, unknown>): ToolResult {
+  return { content: JSON.stringify({ ok: false, ...fields }), isError: true };
+}
