@@ -15,7 +15,7 @@ describe('the demo agent end to end over socket.io', () => {
     await stack.close();
   });
 
-  it('asks, takes each answer once, writes its file, presents it and finishes', async () => {
+  it('asks, takes each answer once, writes its file once approved, presents it and finishes', async () => {
     expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
     const runId = await stack.startRun('demo', 'Plan a team offsite');
     const opened = (n: number) =>
@@ -32,7 +32,11 @@ describe('the demo agent end to end over socket.io', () => {
     expect(text.prompt).toMatchObject({ kind: 'free_text', prompt: expect.stringContaining('Retreat') });
     expect(await client.answer(text.id, { text: 'Lisbon, in May' })).toMatchObject({ ok: true });
 
-    const review = (await opened(2)).data.interaction;
+    const approval = (await opened(2)).data.interaction;
+    expect(approval).toMatchObject({ waitReason: 'approval', prompt: { kind: 'tool_approval', tool: 'write_file', telling: { label: 'path', value: 'plan.md' } } });
+    expect(await client.answer(approval.id, { decision: 'allow_once' })).toMatchObject({ ok: true });
+
+    const review = (await opened(3)).data.interaction;
     expect(review.prompt).toMatchObject({ kind: 'review', prompt: 'plan.md' });
     expect(await client.answer(review.id, { approved: true, feedback: 'Looks good' })).toMatchObject({ ok: true });
 
@@ -42,8 +46,8 @@ describe('the demo agent end to end over socket.io', () => {
     const log = await stack.log(runId);
     const questions = log.filter((e) => e.type === 'question');
     const answers = log.filter((e) => e.type === 'answer');
-    expect(questions.map((q) => q.interactionId)).toEqual([choice.id, text.id, review.id]);
-    expect(answers.map((a) => a.interactionId)).toEqual([choice.id, text.id, review.id]);
+    expect(questions.map((q) => q.interactionId)).toEqual([choice.id, text.id, approval.id, review.id]);
+    expect(answers.map((a) => a.interactionId)).toEqual([choice.id, text.id, approval.id, review.id]);
     expect(log.filter((e) => e.type === 'tool_result' && e.name === 'write_file')).toHaveLength(1);
 
     // Events of the run arrive in sequence order, each once.

@@ -131,10 +131,10 @@ export class TestStack {
   }
 
   /** Waits until the run is parked on an open interaction and returns that interaction. */
-  async waitForQuestion(runId: string, timeoutMs = 20_000): Promise<any> {
+  async waitForQuestion(runId: string, timeoutMs = 20_000, token = this.token()): Promise<any> {
     const body = await waitFor(
       async () => {
-        const b = await this.run(runId);
+        const b = await this.run(runId, token);
         return b.run?.status === 'waiting' && b.interaction ? b : undefined;
       },
       { timeoutMs, message: `run ${runId} to wait on a question` },

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { verifyToken, loadConfig } from '@parley/platform';
-import type { Run } from '@parley/contracts';
+import { verifyToken, loadConfig, signToken } from '@parley/platform';
+import type { AuditEntry, Interaction, Run } from '@parley/contracts';
 import { FakeGateway } from './testing/fake.gateway';
 import { CapturedOutput, CliSession, waitFor } from './testing/cli.harness';
 import { CliContext } from './cli.context';
@@ -96,6 +96,72 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await session.exit).toBe(0);
       expect(session.out).toContain('answer y or n');
       expect(gateway.answers.map((a) => a.body)).toEqual([{ text: 'keep me' }, { confirmed: true }]);
+    });
+
+    it('answers tool approvals in the terminal: once, for the run, and with edited arguments for the run', async () => {
+      const next: Array<[string, Record<string, unknown>]> = [
+        ['write_file', { path: 'notes/a.md', content: 'hi' }],
+        ['shell', { command: 'git push origin main' }],
+      ];
+      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'ls && git status' });
+      gateway.onAnswered = (interaction) => {
+        const call = next.shift();
+        if (call === undefined) {
+          gateway.finish(interaction.runId, 'pushed');
+        } else {
+          gateway.askApproval(interaction.runId, ...call);
+        }
+      };
+      const session = cli('run', 'echo', 'ship it');
+      session.type('o', 'yes', 'r', 'e', '{"command": "git push --dry-run origin main"}', 'r');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('? Run shell command: ls && git status');
+      expect(session.out).toContain('  Command: ls && git status\n  Arguments:\n    {\n      "command": "ls && git status"\n    }');
+      expect(session.out).toContain('For this run: allows `ls` and `git status` (any arguments) for the rest of the run.');
+      expect(session.out).toContain('  Path: notes/a.md');
+      expect(session.out).toContain('answer o (once), s (this stage), r (this run), e (edit) or d (deny)');
+      expect(session.out).toContain('✓ run finished (finish): pushed');
+      expect(gateway.answers.map((a) => [a.body, a.accepted])).toEqual([
+        [{ decision: 'allow_once' }, true],
+        [{ decision: 'allow_run' }, true],
+        [{ decision: 'allow_run', input: { command: 'git push --dry-run origin main' } }, true],
+      ]);
+      const answers = [...gateway.interactions.values()].map((interaction) => interaction.answer);
+      expect(answers[1]).toMatchObject({ decision: 'allow_run', grants: ['run|write_file:path:notes/a.md'], edited: false });
+      expect(answers[2]).toMatchObject({ decision: 'allow_run', edited: true, input: { command: 'git push --dry-run origin main' } });
+    });
+
+    it('denies an approval with a reason after the gateway refused the edited arguments', async () => {
+      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'rm -rf $(pwd)' });
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'gave up');
+      const session = cli('run', 'echo', 'clean up');
+      session.type('r', 'e', '{"cmd": "ls"}', 'o', 'd', 'too risky');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('No reusable grant: This command offers no reusable grant');
+      expect(session.out).toContain('this call offers no reusable grant; answer o (once), e (edit) or d (deny)');
+      expect(session.out).toMatch(/! invalid answer: input: .* — please answer again\./);
+      expect(gateway.answers.map((a) => [a.body, a.accepted])).toEqual([
+        [{ decision: 'allow_once', input: { cmd: 'ls' } }, false],
+        [{ decision: 'deny', reason: 'too risky' }, true],
+      ]);
+      expect([...gateway.interactions.values()][0].answer).toMatchObject({ decision: 'deny', reason: 'too risky', edited: false });
+    });
+
+    it('says how an approval was decided elsewhere', async () => {
+      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'make' });
+      const session = cli('run', 'echo', 'build');
+      await waitFor(() => session.out.endsWith('o/s/r/e/d> '), 'the approval prompt');
+      const run = await startedRun();
+      const interaction = [...gateway.interactions.values()][0];
+
+      gateway.answerAs('alice', interaction.id, { decision: 'allow_run' });
+      await waitFor(() => session.out.includes('approved for this run by alice'), 'the resolution notice');
+      gateway.finish(run.id);
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain(`interaction ${interaction.id} was approved for this run by alice at`);
     });
 
     it('withdraws the prompt when someone else answers first', async () => {
@@ -278,7 +344,15 @@ describe('parley CLI (against a fake gateway)', () => {
       const json = cli('respond', '--json');
       expect(await json.exit).toBe(0);
       expect(JSON.parse(json.out)).toEqual([
-        { id: interaction.id, runId: interaction.runId, kind: 'multiple_choice', prompt: 'Which colour?', options: ['Red', 'Green'], deadline: '2999-01-01T00:00:00.000Z' },
+        {
+          id: interaction.id,
+          runId: interaction.runId,
+          kind: 'multiple_choice',
+          prompt: 'Which colour?',
+          options: ['Red', 'Green'],
+          deadline: '2999-01-01T00:00:00.000Z',
+          agent: 'echo',
+        },
       ]);
     });
 
@@ -325,6 +399,88 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(gateway.answers).toEqual([]);
     });
 
+    const openApproval = async (tool: string, input: Record<string, unknown>) => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      return gateway.askApproval(run.id, tool, input, { deadline: '2999-01-01T00:00:00.000Z' });
+    };
+
+    it('approves tool calls once, for the stage, for the run, for a folder, with edited arguments, and denies with a reason', async () => {
+      const shell = await openApproval('shell', { command: 'ls && git status' });
+      const once = cli('respond', shell.id, '--approve');
+      expect(await once.exit).toBe(0);
+      expect(once.out).toBe(`answered ${shell.id} (tool_approval): approved once\n`);
+
+      const ask = (tool: string, input: Record<string, unknown>) => gateway.askApproval(shell.runId, tool, input);
+      const stage = ask('shell', { command: 'make test' });
+      expect(await cli('respond', stage.id, '--approve', '--stage').exit).toBe(0);
+      const run = ask('shell', { command: 'git status' });
+      const runAnswer = cli('respond', run.id, '--approve', '--run');
+      expect(await runAnswer.exit).toBe(0);
+      expect(runAnswer.out).toBe(`answered ${run.id} (tool_approval): approved for this run\n`);
+      const folder = ask('write_file', { path: 'notes/a.md', content: 'x' });
+      const folderAnswer = cli('respond', folder.id, '--run', '--approve', '--dir', 'notes', '--json');
+      expect(await folderAnswer.exit).toBe(0);
+      expect(JSON.parse(folderAnswer.out)).toMatchObject({ answer: { decision: 'allow_run', grants: ['run|write_file:dir:notes/'] } });
+      const edited = ask('shell', { command: 'git push' });
+      const editAnswer = cli('respond', edited.id, '--edit', '{"command": "git push --dry-run"}', '--stage');
+      expect(await editAnswer.exit).toBe(0);
+      expect(editAnswer.out).toBe(`answered ${edited.id} (tool_approval): approved for this stage, with edited arguments\n`);
+      const denied = ask('shell', { command: 'rm -rf build' });
+      const denyAnswer = cli('respond', denied.id, '--deny', '--reason', 'not now');
+      expect(await denyAnswer.exit).toBe(0);
+      expect(denyAnswer.out).toBe(`answered ${denied.id} (tool_approval): denied: "not now"\n`);
+
+      expect(gateway.answers.map((a) => a.body)).toEqual([
+        { decision: 'allow_once' },
+        { decision: 'allow_stage' },
+        { decision: 'allow_run' },
+        { decision: 'allow_run', directory: 'notes/' },
+        { decision: 'allow_stage', input: { command: 'git push --dry-run' } },
+        { decision: 'deny', reason: 'not now' },
+      ]);
+      expect(gateway.interactions.get(stage.id)?.answer).toMatchObject({ grants: ['stage|build|shell:cmd:make test'] });
+    });
+
+    it.each([
+      [['--edit', '{"command": ls}'], 'error: --edit: not valid JSON ('],
+      [['--edit', '["ls"]'], 'error: --edit: must be a JSON object'],
+      [['--approve', '--stage', '--run'], 'error: --stage and --run cannot be combined'],
+      [['--deny', '--run'], 'error: --run only go with --approve or --edit, not with --deny'],
+      [['--approve', '--reason', 'x'], 'error: --reason only goes with --deny'],
+      [['--approve', '--dir', 'notes'], 'error: --dir: shell grants are not kept per folder'],
+      [['--run', 'r1'], 'error: --run r1: a run id only filters the listing; to approve a tool call for the rest of the run, give --run without a value'],
+      [['--approve', '--feedback', 'f'], 'error: --feedback cannot answer a tool_approval interaction'],
+      [['--stage'], "error: a tool_approval interaction needs --approve (allow once; add --stage or --run for longer), --edit '<json>' or --deny"],
+    ])('exits 2 on misplaced approval flags %j, without sending anything', async (flags, message) => {
+      const interaction = await openApproval('shell', { command: 'make' });
+      const session = cli('respond', interaction.id, ...flags);
+      expect(await session.exit).toBe(2);
+      expect(session.err).toContain(message);
+      expect(gateway.answers).toEqual([]);
+    });
+
+    it('exits 2 on approval flags for other kinds and on --run without a run id when listing', async () => {
+      const confirm = await openOne({ kind: 'confirm', prompt: 'Sure?' });
+      const stage = cli('respond', confirm.id, '--approve', '--stage');
+      expect(await stage.exit).toBe(2);
+      expect(stage.err).toBe('error: --stage cannot answer a confirm interaction (use --approve / --deny)\n');
+      const noRun = cli('respond', '--run');
+      expect(await noRun.exit).toBe(2);
+      expect(noRun.err).toBe('error: --run needs a run id to filter the listing (parley respond --run <runId>)\n');
+      const filtered = cli('respond', '--run', confirm.runId);
+      expect(await filtered.exit).toBe(0);
+      expect(filtered.out).toContain(confirm.id);
+      expect(gateway.answers).toEqual([]);
+    });
+
+    it("exits 1 with the gateway's reason when it refuses the edited arguments", async () => {
+      const interaction = await openApproval('shell', { command: 'make' });
+      const session = cli('respond', interaction.id, '--edit', '{"cmd": "make"}');
+      expect(await session.exit).toBe(1);
+      expect(session.err).toMatch(/^error: invalid answer: input: /);
+    });
+
     it('exits 1 with the gateway message when the interaction is already resolved', async () => {
       const interaction = await openOne({ kind: 'free_text', prompt: 'Name?' });
       gateway.answerAs('dora', interaction.id, { text: 'D' });
@@ -337,6 +493,167 @@ describe('parley CLI (against a fake gateway)', () => {
       const session = cli('respond', 'nope', 'x');
       expect(await session.exit).toBe(1);
       expect(session.err).toBe('error: interaction nope not found\n');
+    });
+  });
+
+  describe('approvals', () => {
+    const startRun = async (): Promise<Run> => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      return startedRun();
+    };
+    const memberToken = () => signToken({ tenant: 'dev', sub: 'mo', role: 'member' }, loadConfig({}).jwtSecret);
+
+    it('lists open approvals, oldest deadline first, filtered by tool, agent and run, and as JSON', async () => {
+      const run = await startRun();
+      const late = gateway.askApproval(run.id, 'shell', { command: 'git push' }, { deadline: '2999-01-02T00:00:00.000Z' });
+      const early = gateway.askApproval(run.id, 'write_file', { path: 'notes/a.md', content: 'x' }, { deadline: '2999-01-01T00:00:00.000Z' });
+      gateway.ask(run.id, { kind: 'free_text', prompt: 'not an approval' });
+
+      const table = cli('approvals');
+      expect(await table.exit).toBe(0);
+      const lines = table.out.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^ID\s+AGE\s+DEADLINE\s+AGENT\s+TOOL\s+WHAT\s+CLAIM$/);
+      expect(lines[1]).toMatch(new RegExp(`^${early.id}\\s+(just now|\\d+s ago)\\s+in \\d+d\\s+echo\\s+write_file\\s+notes/a\\.md\\s+-$`));
+      expect(lines[2]).toMatch(new RegExp(`^${late.id}\\s.*\\secho\\s+shell\\s+git push\\s+-$`));
+      expect(lines).toHaveLength(3);
+
+      const byTool = cli('approvals', '--tool', 'shell', '--json');
+      expect(await byTool.exit).toBe(0);
+      expect((JSON.parse(byTool.out) as Interaction[]).map((i) => i.id)).toEqual([late.id]);
+      const byRun = cli('approvals', '--run', run.id, '--agent', 'echo', '--limit', '1', '--json');
+      expect(await byRun.exit).toBe(0);
+      expect((JSON.parse(byRun.out) as Interaction[]).map((i) => i.id)).toEqual([early.id]);
+      const none = cli('approvals', '--agent', 'other');
+      expect(await none.exit).toBe(0);
+      expect(none.out).toBe('no open approvals\n');
+    });
+
+    it('claims and releases an approval, and shows the claim in listings and logs', async () => {
+      const run = await startRun();
+      const approval = gateway.askApproval(run.id, 'shell', { command: 'make' });
+      const claim = cli('approvals', '--claim', approval.id);
+      expect(await claim.exit).toBe(0);
+      expect(claim.out).toMatch(new RegExp(`^approval ${approval.id} claimed by cli until \\d{4}-\\d\\d-\\d\\dT\\S+Z\\n$`));
+      const listed = cli('approvals');
+      expect(await listed.exit).toBe(0);
+      expect(listed.out).toMatch(/cli \(\d+m left\)\n$/);
+      const open = cli('respond');
+      expect(await open.exit).toBe(0);
+      expect(open.out).toContain(approval.id);
+
+      const release = cli('approvals', '--release', approval.id);
+      expect(await release.exit).toBe(0);
+      expect(release.out).toBe(`released approval ${approval.id}\n`);
+      expect(gateway.interactions.get(approval.id)?.claim).toBeUndefined();
+
+      const again = cli('approvals', '--release', approval.id);
+      expect(await again.exit).toBe(1);
+      expect(again.err).toBe(`error: interaction ${approval.id} is not claimed by you\n`);
+
+      expect(await cli('respond', approval.id, '--approve', '--run').exit).toBe(0);
+      const logs = cli('logs', run.id);
+      expect(await logs.exit).toBe(0);
+      expect(logs.out).toMatch(new RegExp(`interaction\\.claimed\\s+${approval.id} claimed by cli until \\S+$`, 'm'));
+      expect(logs.out).toMatch(new RegExp(`interaction\\.claimed\\s+${approval.id} claim released by cli$`, 'm'));
+      expect(logs.out).toMatch(new RegExp(`interaction\\.resolved\\s+${approval.id} approved for this run by cli at \\S+$`, 'm'));
+    });
+
+    it("reports someone else's live claim when claiming or answering, and a member's claim as forbidden", async () => {
+      const run = await startRun();
+      const approval = gateway.askApproval(run.id, 'shell', { command: 'make' });
+      const held = gateway.claimAs('bob', approval.id);
+      const until = held.claim?.until ?? '';
+
+      const claim = cli('approvals', '--claim', approval.id);
+      expect(await claim.exit).toBe(1);
+      expect(claim.err).toBe(`error: claimed by bob until ${until}; only they may answer until then\n`);
+      const answer = cli('respond', approval.id, '--approve');
+      expect(await answer.exit).toBe(1);
+      expect(answer.err).toBe(`error: claimed by bob until ${until}; only they may answer until then\n`);
+      const listed = cli('approvals');
+      expect(await listed.exit).toBe(0);
+      expect(listed.out).toMatch(/bob \(\d+m left\)\n$/);
+
+      env.PARLEY_TOKEN = memberToken();
+      const member = cli('approvals', '--claim', approval.id);
+      expect(await member.exit).toBe(1);
+      expect(member.err).toBe('error: only admins claim approvals\n');
+      expect(gateway.answers).toEqual([]);
+    });
+
+    it('exits 2 when --claim or --release comes with listing filters or with each other', async () => {
+      const both = cli('approvals', '--claim', 'a', '--release', 'b');
+      expect(await both.exit).toBe(2);
+      expect(both.err).toBe('error: give either --claim or --release, not both\n');
+      const filtered = cli('approvals', '--claim', 'a', '--tool', 'shell');
+      expect(await filtered.exit).toBe(2);
+      expect(filtered.err).toBe('error: --tool only filter the listing; they cannot be used with --claim or --release\n');
+    });
+
+    it('prints the safe commands in effect with their source and note', async () => {
+      const all = cli('approvals', 'safe');
+      expect(await all.exit).toBe(0);
+      expect(all.out).toBe(
+        [
+          'safe commands for every agent (add --agent A for the ones in effect for an agent):',
+          'ENTRY       SOURCE   NOTE',
+          'ls          default  lists files',
+          'git status  default  read-only git',
+          'make test   global',
+          '',
+        ].join('\n'),
+      );
+      const agent = cli('approvals', 'safe', '--agent', 'echo');
+      expect(await agent.exit).toBe(0);
+      expect(agent.out.split('\n')[0]).toBe('safe commands for agent echo:');
+      expect(agent.out).toMatch(/^npm test\s+agent:echo$/m);
+      const json = cli('approvals', 'safe', '--agent', 'echo', '--json');
+      expect(await json.exit).toBe(0);
+      expect(JSON.parse(json.out)).toEqual({ agent: 'echo', safeCommands: gateway.safeCommands });
+
+      const unknown = cli('approvals', 'safe', '--agent', 'nobody');
+      expect(await unknown.exit).toBe(1);
+      expect(unknown.err).toBe('error: agent nobody not found\n');
+      const misplaced = cli('approvals', 'safe', '--tool', 'shell');
+      expect(await misplaced.exit).toBe(2);
+      expect(misplaced.err).toBe('error: --tool cannot be used with `parley approvals safe` (it takes only --agent)\n');
+    });
+  });
+
+  describe('audit', () => {
+    it('prints who decided each approval, with short digests, and full entries as JSON', async () => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      const empty = cli('audit', run.id);
+      expect(await empty.exit).toBe(0);
+      expect(empty.out).toBe(`no approval decisions in run ${run.id}\n`);
+
+      const edited = gateway.askApproval(run.id, 'shell', { command: 'git push' });
+      expect(await cli('respond', edited.id, '--edit', '{"command": "git push --dry-run"}', '--run').exit).toBe(0);
+      const expired = gateway.askApproval(run.id, 'write_file', { path: 'a.md', content: 'x' });
+      gateway.expire(expired.id);
+      gateway.askApproval(run.id, 'shell', { command: 'make' });
+      gateway.finish(run.id);
+
+      const table = cli('audit', run.id);
+      expect(await table.exit).toBe(0);
+      const lines = table.out.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^TIME \(UTC\)\s+TOOL\s+DECISION\s+SCOPE\s+BASIS\s+APPROVER\s+EDITED\s+DIGEST$/);
+      expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+shell\s+allow_run\s+run\s+person\s+cli\/admin\s+yes\s+[0-9a-f]{12}$/);
+      expect(lines[2]).toMatch(/\s+write_file\s+deny\s+-\s+deadline\s+deadline\s+no\s+[0-9a-f]{12}$/);
+      expect(lines[3]).toMatch(/\s+shell\s+deny\s+-\s+cancelled\s+stopped\s+no\s+[0-9a-f]{12}$/);
+
+      const json = cli('audit', run.id, '--json');
+      expect(await json.exit).toBe(0);
+      const entries = JSON.parse(json.out) as AuditEntry[];
+      expect(entries.map((entry) => entry.argsDigest)).toEqual(gateway.audits.get(run.id)?.map((entry) => entry.argsDigest));
+      expect(entries[0]).toMatchObject({ basis: 'person', decision: 'allow_run', edited: true, grants: ['run|shell:cmd:git push'] });
+      expect(entries[0].argsDigest).toMatch(/^[0-9a-f]{64}$/);
+      expect(lines[1].endsWith(entries[0].argsDigest.slice(0, 12))).toBe(true);
+
+      const missing = cli('audit', 'nope');
+      expect(await missing.exit).toBe(1);
+      expect(missing.err).toBe('error: run nope not found\n');
     });
   });
 
@@ -437,6 +754,15 @@ describe('parley CLI (against a fake gateway)', () => {
       const help = cli('--help');
       expect(await help.exit).toBe(0);
       expect(help.out).toContain('respond');
+      expect(help.out).toContain('approvals');
+      expect(help.out).toContain('audit');
+      const approvalsHelp = cli('approvals', '--help');
+      expect(await approvalsHelp.exit).toBe(0);
+      expect(approvalsHelp.out).toContain('--claim <id>');
+      expect(approvalsHelp.out).toContain('safe');
+      const respondHelp = cli('respond', '--help');
+      expect(await respondHelp.exit).toBe(0);
+      expect(respondHelp.out).toContain('--edit <json>');
     });
   });
 });

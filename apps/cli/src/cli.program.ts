@@ -3,6 +3,8 @@ import { CliContext, type ActionFactory, type CliIo, type GlobalOptions } from '
 import { EXIT, UsageError } from './cli.errors';
 import { errorMessage } from './errors.describe';
 import { registerAgentsCommand } from './commands/agents.command';
+import { registerApprovalsCommand } from './commands/approvals.command';
+import { registerAuditCommand } from './commands/audit.command';
 import { registerCancelCommand } from './commands/cancel.command';
 import { registerLogsCommand } from './commands/logs.command';
 import { registerPsCommand } from './commands/ps.command';
@@ -56,6 +58,8 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
   registerRunCommand(program, action);
   registerPsCommand(program, action);
   registerRespondCommand(program, action);
+  registerApprovalsCommand(program, action);
+  registerAuditCommand(program, action);
   registerLogsCommand(program, action);
   registerCancelCommand(program, action);
   registerAgentsCommand(program, action);

@@ -16,6 +16,8 @@ describe('tool names', () => {
         'present_for_review',
         'read_file',
         'write_file',
+        'shell',
+        'http_request',
       ].sort(),
     );
   });
@@ -85,6 +87,8 @@ describe('toolSpecs', () => {
       ask_user_confirm: ['question'],
       edit_document: ['instructions', 'content'],
       present_for_review: ['title', 'markdown'],
+      shell: ['command'],
+      http_request: ['url'],
     });
   });
 
@@ -102,15 +106,15 @@ describe('toolSpecs', () => {
   it('throws a typed error naming every unknown tool', () => {
     let thrown: unknown;
     try {
-      toolSpecs(['read_file', 'rm_rf', 'shell', 'rm_rf']);
+      toolSpecs(['read_file', 'rm_rf', 'sudo', 'rm_rf']);
     } catch (error) {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(UnknownToolError);
     expect(thrown).toBeInstanceOf(ParleyError);
     const error = thrown as UnknownToolError;
-    expect(error.unknownNames).toEqual(['rm_rf', 'shell']);
+    expect(error.unknownNames).toEqual(['rm_rf', 'sudo']);
     expect(error.code).toBe('bad_request');
-    expect(error.message).toMatch(/^unknown tools: rm_rf, shell \(known: list_files, /);
+    expect(error.message).toMatch(/^unknown tools: rm_rf, sudo \(known: list_files, /);
   });
 });

@@ -29,6 +29,41 @@ describe('ApiClient', () => {
     expect(list.calls[0].url).toBe('http://gw:1/v1/runs?status=waiting&limit=5');
   });
 
+  it('calls the approval routes', async () => {
+    const { api, calls } = client((call) => {
+      if (call.url.includes('safe-commands')) {
+        return json(200, { agent: 'echo', safeCommands: [{ entry: 'ls', source: 'default', note: 'n' }, { entry: 'make', source: 'agent:echo' }] });
+      }
+      if (call.url.endsWith('/audit')) {
+        return json(200, { entries: [] });
+      }
+      return json(200, call.url.includes('/claim') ? { interaction: interactionFixture } : { approvals: [interactionFixture] });
+    });
+    await expect(api.listApprovals({ agent: 'echo', tool: 'shell', runId: 'r1' })).resolves.toHaveLength(1);
+    await api.claimApproval('i1');
+    await api.releaseApproval('i1');
+    await expect(api.safeCommands('echo')).resolves.toEqual({
+      agent: 'echo',
+      safeCommands: [
+        { entry: 'ls', source: 'default', note: 'n' },
+        { entry: 'make', source: 'agent:echo' },
+      ],
+    });
+    await expect(api.getAudit('r1')).resolves.toEqual([]);
+    expect(calls.map((call) => `${call.init.method} ${call.url}`)).toEqual([
+      'GET http://gw:1/v1/approvals?agent=echo&tool=shell&runId=r1',
+      'POST http://gw:1/v1/approvals/i1/claim',
+      'DELETE http://gw:1/v1/approvals/i1/claim',
+      'GET http://gw:1/v1/approvals/safe-commands?agent=echo',
+      'GET http://gw:1/v1/runs/r1/audit',
+    ]);
+  });
+
+  it('rejects a safe command of an unknown source', async () => {
+    const { api } = client(() => json(200, { agent: null, safeCommands: [{ entry: 'ls', source: 'elsewhere' }] }));
+    await expect(api.safeCommands()).rejects.toMatchObject({ code: 'bad_response' });
+  });
+
   it('throws the error body as an ApiError with status and code', async () => {
     const { api } = client(() => json(409, { error: { code: 'conflict', message: 'already answered by ann at T' } }));
     const error = await api.getInteraction('x').catch((e: unknown) => e);
@@ -64,6 +99,7 @@ const interactionFixture = {
   tenant: 'dev',
   runId: 'r1',
   owner: 'cli',
+  agent: 'echo',
   waitReason: 'question',
   prompt: { kind: 'free_text', prompt: 'p' },
   status: 'answered',

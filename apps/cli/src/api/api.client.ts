@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import {
   AgentSummarySchema,
+  AuditEntrySchema,
   ErrorBodySchema,
   InteractionSchema,
   LogEntrySchema,
   RunSchema,
   type AgentSummary,
   type AnswerBody,
+  type AuditEntry,
   type Interaction,
   type LogEntry,
   type Run,
@@ -26,6 +28,19 @@ const EventsReply = z.object({ events: z.array(RawEventSchema) });
 const LogReply = z.object({ entries: z.array(LogEntrySchema) });
 const InteractionsReply = z.object({ interactions: z.array(InteractionSchema) });
 const InteractionReply = z.object({ interaction: InteractionSchema });
+const ApprovalsReply = z.object({ approvals: z.array(InteractionSchema) });
+const AuditReply = z.object({ entries: z.array(AuditEntrySchema) });
+
+const SafeCommandSchema = z.object({
+  entry: z.string(),
+  source: z.union([z.literal('default'), z.literal('global'), z.templateLiteral(['agent:', z.string()])]),
+  note: z.string().optional(),
+});
+export type SafeCommand = z.infer<typeof SafeCommandSchema>;
+const SafeCommandsReply = z.object({ agent: z.string().nullable(), safeCommands: z.array(SafeCommandSchema) });
+export type SafeCommands = z.infer<typeof SafeCommandsReply>;
+
+export type ApprovalsQuery = { agent?: string; tool?: string; runId?: string; limit?: number };
 
 type Query = Record<string, string | number | undefined>;
 
@@ -79,8 +94,32 @@ export class ApiClient {
     return (await this.request('POST', path, InteractionReply, { body })).interaction;
   }
 
+  /** Open tool approvals the caller may see, oldest deadline first. */
+  async listApprovals(query: ApprovalsQuery = {}): Promise<Interaction[]> {
+    return (await this.request('GET', '/v1/approvals', ApprovalsReply, { query })).approvals;
+  }
+
+  /** Admins only: take an open approval so only the caller may answer it for a while (409 when someone else holds it). */
+  async claimApproval(interactionId: string): Promise<Interaction> {
+    return (await this.request('POST', `/v1/approvals/${segment(interactionId)}/claim`, InteractionReply)).interaction;
+  }
+
+  async releaseApproval(interactionId: string): Promise<Interaction> {
+    return (await this.request('DELETE', `/v1/approvals/${segment(interactionId)}/claim`, InteractionReply)).interaction;
+  }
+
+  /** The safe commands in effect for an agent, or for every agent without one. */
+  async safeCommands(agent?: string): Promise<SafeCommands> {
+    return this.request('GET', '/v1/approvals/safe-commands', SafeCommandsReply, { query: { agent } });
+  }
+
+  /** Every decision on a call of this run that needed approval. */
+  async getAudit(runId: string): Promise<AuditEntry[]> {
+    return (await this.request('GET', `/v1/runs/${segment(runId)}/audit`, AuditReply)).entries;
+  }
+
   private async request<S extends z.ZodType>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     schema: S,
     options: { query?: Query; body?: unknown } = {},

@@ -12,7 +12,12 @@ interface RespondOptions {
   approve?: boolean;
   deny?: boolean;
   feedback?: string;
-  run?: string;
+  edit?: string;
+  stage?: boolean;
+  /** A run id when listing; `true` (no value) when approving a tool call for the rest of the run. */
+  run?: string | boolean;
+  dir?: string;
+  reason?: string;
 }
 
 export function registerRespondCommand(program: Command, action: ActionFactory): void {
@@ -22,11 +27,23 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
     .argument('[id]', 'interaction to answer; without it, open interactions are listed')
     .argument('[text]', 'answer to a free_text or edit_text question ("-" reads it from stdin)')
     .option('--choice <n>', 'option number, 0-based (repeat it or use a comma list to pick several)', collect)
-    .addOption(new Option('--approve', 'say yes to a confirm, approve a review').conflicts('deny'))
-    .addOption(new Option('--deny', 'say no to a confirm, reject a review').conflicts('approve'))
+    .addOption(new Option('--approve', 'say yes to a confirm, approve a review, allow a tool call (once unless --stage or --run)').conflicts('deny'))
+    .addOption(new Option('--deny', 'say no to a confirm, reject a review, deny a tool call').conflicts('approve'))
     .option('--feedback <text>', 'feedback that comes with a review verdict')
-    .option('--run <runId>', 'when listing: only this run')
-    .addHelpText('after', '\nA text starting with "-" goes after "--": parley respond <id> -- "-5 degrees"')
+    .option('--edit <json>', "tool approval: allow the call with these arguments instead (a JSON object; implies --approve)")
+    .option('--stage', 'tool approval: allow such calls for as long as the run stays in this stage')
+    .option('--run [runId]', 'tool approval: allow such calls for the rest of the run; when listing: only this run (give its id)')
+    .option('--dir <folder>', 'tool approval of a file tool, with --stage or --run: grant this folder instead of the file ("" = whole workspace)')
+    .option('--reason <text>', 'tool approval, with --deny: why, told to the model')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'A text starting with "-" goes after "--": parley respond <id> -- "-5 degrees"',
+        'Tool approvals: --approve (once) | --approve --stage | --approve --run | --approve --run --dir notes/',
+        "  | --edit '{\"command\": \"ls\"}' [--stage|--run] | --deny [--reason \"...\"]",
+      ].join('\n'),
+    )
     .action(
       action(async (ctx, cmd) => {
         const [id, text] = cmd.processedArgs as [string | undefined, string | undefined];
@@ -37,15 +54,25 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
           approve: options.approve === true,
           deny: options.deny === true,
           feedback: options.feedback,
+          edit: options.edit,
+          stage: options.stage === true,
+          run: options.run === true,
+          dir: options.dir,
+          reason: options.reason,
         };
         if (id === undefined) {
           if (hasAnswerFlags(flags)) {
             throw new UsageError('give the id of the interaction to answer (parley respond <id> ...)');
           }
-          return listOpen(ctx, options.run);
+          if (options.run === true) {
+            throw new UsageError('--run needs a run id to filter the listing (parley respond --run <runId>)');
+          }
+          return listOpen(ctx, typeof options.run === 'string' ? options.run : undefined);
         }
-        if (options.run !== undefined) {
-          throw new UsageError('--run only filters the listing; it cannot be used when answering');
+        if (typeof options.run === 'string') {
+          throw new UsageError(
+            `--run ${options.run}: a run id only filters the listing; to approve a tool call for the rest of the run, give --run without a value (parley respond <id> --approve --run)`,
+          );
         }
         return answer(ctx, id, flags);
       }),

@@ -1,6 +1,7 @@
-import type { AnswerBody, Prompt } from '@parley/contracts';
+import type { AnswerBody, ApprovalDecision, ApprovalPrompt, Prompt } from '@parley/contracts';
 import { UsageError } from '../cli.errors';
-import { parseChoice } from '../prompt/answer.parsing';
+import { formatFolder } from '../format/interaction.format';
+import { parseChoice, parseJsonObject } from '../prompt/answer.parsing';
 
 /** The answer-related parts of `parley respond <id> [text] [flags]`. */
 export interface AnswerFlags {
@@ -10,6 +11,15 @@ export interface AnswerFlags {
   approve: boolean;
   deny: boolean;
   feedback?: string;
+  /** tool_approval: allow for the current stage / for the rest of the run instead of once. */
+  stage?: boolean;
+  run?: boolean;
+  /** tool_approval of a file tool, with --stage or --run: grant this folder instead of the single path. */
+  dir?: string;
+  /** tool_approval, with --deny: why, shown to the model. */
+  reason?: string;
+  /** tool_approval: the edited arguments as JSON text (implies --approve). */
+  edit?: string;
 }
 
 const FLAGS_BY_KIND: Record<Prompt['kind'], readonly string[]> = {
@@ -18,6 +28,7 @@ const FLAGS_BY_KIND: Record<Prompt['kind'], readonly string[]> = {
   multiple_choice: ['--choice'],
   confirm: ['--approve', '--deny'],
   review: ['--approve', '--deny', '--feedback'],
+  tool_approval: ['--approve', '--deny', '--edit', '--stage', '--run', '--dir', '--reason'],
 };
 
 export function hasAnswerFlags(flags: AnswerFlags): boolean {
@@ -54,6 +65,8 @@ export function answerFromFlags(prompt: Prompt, flags: AnswerFlags): AnswerBody 
       const approved = verdict(prompt.kind, flags);
       return flags.feedback === undefined ? { approved } : { approved, feedback: flags.feedback };
     }
+    case 'tool_approval':
+      return approvalFromFlags(prompt, flags);
   }
 }
 
@@ -64,22 +77,90 @@ function verdict(kind: Prompt['kind'], flags: AnswerFlags): boolean {
   return flags.approve;
 }
 
-function givenFlags(flags: AnswerFlags): string[] {
-  const given: string[] = [];
-  if (flags.text !== undefined) {
-    given.push('<text>');
-  }
-  if (flags.choice.length > 0) {
-    given.push('--choice');
-  }
-  if (flags.approve) {
-    given.push('--approve');
+/**
+ * --approve [--stage|--run] [--dir F] [--edit JSON], or --deny [--reason R]. The gateway checks the
+ * edited arguments against the tool's schema (422 naming the field); everything else is checked here.
+ */
+function approvalFromFlags(prompt: ApprovalPrompt, flags: AnswerFlags): AnswerBody {
+  const allows = flags.approve || flags.edit !== undefined;
+  if (allows === flags.deny) {
+    throw new UsageError(
+      flags.deny
+        ? '--deny cannot be combined with --approve or --edit'
+        : "a tool_approval interaction needs --approve (allow once; add --stage or --run for longer), --edit '<json>' or --deny",
+    );
   }
   if (flags.deny) {
-    given.push('--deny');
+    const scoped = givenFlags(flags).filter((flag) => ['--stage', '--run', '--dir'].includes(flag));
+    if (scoped.length > 0) {
+      throw new UsageError(`${scoped.join(', ')} only go with --approve or --edit, not with --deny`);
+    }
+    return flags.reason === undefined ? { decision: 'deny' } : { decision: 'deny', reason: flags.reason };
   }
-  if (flags.feedback !== undefined) {
-    given.push('--feedback');
+  if (flags.reason !== undefined) {
+    throw new UsageError('--reason only goes with --deny (it tells the model why the call was denied)');
   }
+  if (flags.stage === true && flags.run === true) {
+    throw new UsageError('--stage and --run cannot be combined: choose how long the approval lasts');
+  }
+  const decision: ApprovalDecision = flags.run === true ? 'allow_run' : flags.stage === true ? 'allow_stage' : 'allow_once';
+  if (decision !== 'allow_once' && !prompt.grant.reusable) {
+    throw new UsageError(`${flags.run === true ? '--run' : '--stage'}: ${prompt.grant.reason} Approve it once (without --stage or --run).`);
+  }
+  const body: AnswerBody = { decision };
+  if (flags.edit !== undefined) {
+    const parsed = parseJsonObject(flags.edit);
+    if (!parsed.ok) {
+      throw new UsageError(`--edit: ${parsed.error}`);
+    }
+    body.input = parsed.value;
+  }
+  if (flags.dir !== undefined) {
+    body.directory = folderFromFlag(prompt, flags.dir, decision);
+  }
+  return body;
+}
+
+function folderFromFlag(prompt: ApprovalPrompt, dir: string, decision: ApprovalDecision): string {
+  if (decision === 'allow_once') {
+    throw new UsageError('--dir needs --stage or --run: a folder grant lasts for the stage or the run');
+  }
+  const folders = prompt.grant.reusable ? prompt.grant.directories : undefined;
+  if (folders === undefined || folders.length === 0) {
+    throw new UsageError(`--dir: ${prompt.tool} grants are not kept per folder`);
+  }
+  const folder = normaliseFolder(dir);
+  if (!folders.includes(folder)) {
+    throw new UsageError(`--dir: "${dir}" does not hold ${prompt.telling.value}; choose one of ${folders.map(formatFolder).join(', ')}`);
+  }
+  return folder;
+}
+
+/** As the gateway reads it: "notes", "notes/", "./notes/" → "notes/"; "", ".", "/" → "" (the whole workspace). */
+export function normaliseFolder(raw: string): string {
+  const trimmed = raw
+    .trim()
+    .replace(/^\.\//, '')
+    .replace(/^\/+|\/+$/g, '');
+  return trimmed === '' || trimmed === '.' ? '' : `${trimmed}/`;
+}
+
+function givenFlags(flags: AnswerFlags): string[] {
+  const given: string[] = [];
+  const add = (flag: string, present: boolean): void => {
+    if (present) {
+      given.push(flag);
+    }
+  };
+  add('<text>', flags.text !== undefined);
+  add('--choice', flags.choice.length > 0);
+  add('--approve', flags.approve);
+  add('--deny', flags.deny);
+  add('--feedback', flags.feedback !== undefined);
+  add('--edit', flags.edit !== undefined);
+  add('--stage', flags.stage === true);
+  add('--run', flags.run === true);
+  add('--dir', flags.dir !== undefined);
+  add('--reason', flags.reason !== undefined);
   return given;
 }

@@ -10,6 +10,7 @@ const interaction = (id: string, prompt: Prompt = { kind: 'free_text', prompt: `
   tenant: 'dev',
   runId: 'r1',
   owner: 'cli',
+  agent: 'echo',
   waitReason: 'question',
   prompt,
   status: 'open',
@@ -106,6 +107,20 @@ describe('RunFollower', () => {
     expect(prompter.asked.map((q) => q.id)).toEqual(['a', 'c']);
     expect(stdout.text).toContain('interaction b was answered by bo at T\n');
     expect(stdout.text).toContain('interaction a was answered by al at T; your answer is no longer needed\n');
+  });
+
+  it('says how an approval was resolved elsewhere, and who claimed it', async () => {
+    const { prompter, stdout, openQuestion, emit } = setup();
+    openQuestion(interaction('a'));
+    await settle();
+    emit({ type: 'interaction.claimed', data: { interactionId: 'a', claim: { subject: 'bob', until: 'U' }, by: { kind: 'user', subject: 'bob' } } });
+    emit({ type: 'interaction.claimed', data: { interactionId: 'other', claim: { subject: 'bob', until: 'U' }, by: { kind: 'user', subject: 'bob' } } });
+    emit({ type: 'interaction.resolved', data: { interactionId: 'a', outcome: 'answered', by: { kind: 'user', subject: 'alice' }, at: 'T', decision: 'allow_run' } });
+    await settle();
+    expect(prompter.asked[0].signal.aborted).toBe(true);
+    expect(stdout.text).toContain('interaction a claimed by bob until U\n');
+    expect(stdout.text).not.toContain('interaction other');
+    expect(stdout.text).toContain('interaction a was approved for this run by alice at T; your answer is no longer needed\n');
   });
 
   it('does not ask a replayed question that the gateway says is closed', async () => {

@@ -3,7 +3,7 @@ import type { AnswerBody, Interaction, ParleyEvent } from '@parley/contracts';
 import { ApiError } from '../api/api.error';
 import { parseEvent, type RawEvent } from '../api/event.parse';
 import { EXIT } from '../cli.errors';
-import { formatToolCall, formatToolResult } from '../format/event.format';
+import { formatClaimChange, formatToolCall, formatToolResult } from '../format/event.format';
 import { formatActor, formatResolution, respondHint } from '../format/interaction.format';
 import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
@@ -123,7 +123,12 @@ export class RunFollower {
         this.opened(event.data.interaction);
         return;
       case 'interaction.resolved':
-        this.closedElsewhere(event.data.interactionId, formatResolution(event.data.outcome, event.data.by, event.data.at));
+        this.closedElsewhere(event.data.interactionId, formatResolution(event.data.outcome, event.data.by, event.data.at, event.data.decision));
+        return;
+      case 'interaction.claimed':
+        if (this.known.has(event.data.interactionId) && !this.resolved.has(event.data.interactionId)) {
+          this.note(`interaction ${event.data.interactionId} ${formatClaimChange(event.data.claim, event.data.by)}`);
+        }
         return;
       case 'run.finished': {
         const summary = event.data.summary === undefined ? '' : `: ${event.data.summary}`;

@@ -19,6 +19,22 @@ describe('event formatting', () => {
       { type: 'interaction.resolved', data: { interactionId: 'i1', outcome: 'answered', by: { kind: 'user', subject: 'bo' }, at: 'T' } },
       '#3 10:04:05 interaction.resolved i1 answered by bo at T',
     ],
+    [
+      { type: 'interaction.resolved', data: { interactionId: 'a1', outcome: 'answered', by: { kind: 'user', subject: 'alice' }, at: 'T', decision: 'allow_run' } },
+      '#3 10:04:05 interaction.resolved a1 approved for this run by alice at T',
+    ],
+    [
+      { type: 'interaction.resolved', data: { interactionId: 'a1', outcome: 'expired', by: { kind: 'deadline' }, at: 'T', decision: 'deny' } },
+      '#3 10:04:05 interaction.resolved a1 denied by the deadline at T',
+    ],
+    [
+      { type: 'interaction.claimed', data: { interactionId: 'a1', claim: { subject: 'bob', until: 'U' }, by: { kind: 'user', subject: 'bob' } } },
+      '#3 10:04:05 interaction.claimed  a1 claimed by bob until U',
+    ],
+    [
+      { type: 'interaction.claimed', data: { interactionId: 'a1', claim: null, by: { kind: 'user', subject: 'bob' } } },
+      '#3 10:04:05 interaction.claimed  a1 claim released by bob',
+    ],
     [{ type: 'brand.new', data: {} }, '#3 10:04:05 brand.new            (not understood by this CLI)'],
   ])('formats %j', (event, line) => {
     expect(formatEventLine({ seq: 3, ...envelope, ...event })).toBe(line);

@@ -1,6 +1,6 @@
-import type { ParleyEvent } from '@parley/contracts';
+import type { Actor, ParleyEvent } from '@parley/contracts';
 import { parseEvent, type RawEvent } from '../api/event.parse';
-import { formatActor, formatResolution } from './interaction.format';
+import { formatActor, formatClaim, formatResolution } from './interaction.format';
 import { brief, indent } from './text';
 import { formatClock } from './time';
 
@@ -32,7 +32,9 @@ export function describeEvent(event: ParleyEvent): string {
       return `${interaction.prompt.kind} ${interaction.id}: ${brief(interaction.prompt.prompt, 100)}`;
     }
     case 'interaction.resolved':
-      return `${event.data.interactionId} ${formatResolution(event.data.outcome, event.data.by, event.data.at)}`;
+      return `${event.data.interactionId} ${formatResolution(event.data.outcome, event.data.by, event.data.at, event.data.decision)}`;
+    case 'interaction.claimed':
+      return `${event.data.interactionId} ${formatClaimChange(event.data.claim, event.data.by)}`;
     case 'run.finished':
       return event.data.summary === undefined ? event.data.reason : `${event.data.reason}: ${event.data.summary}`;
     case 'run.failed':
@@ -40,6 +42,11 @@ export function describeEvent(event: ParleyEvent): string {
     case 'run.cancelled':
       return `${event.data.reason}, by ${formatActor(event.data.by)}`;
   }
+}
+
+/** "claimed by bob until T", or "claim released by bob". */
+export function formatClaimChange(claim: { subject: string; until: string } | null, by: Actor): string {
+  return claim === null ? `claim released by ${formatActor(by)}` : formatClaim(claim);
 }
 
 /** "#12 10:04:05 tool.call  write_file {...}" — one line per event (a message may span more). */

@@ -1,5 +1,5 @@
-import type { Actor, Answer, Interaction, Outcome, Prompt } from '@parley/contracts';
-import { brief } from './text';
+import type { Actor, Answer, ApprovalDecision, ApprovalPrompt, Interaction, Outcome, Prompt } from '@parley/contracts';
+import { brief, indent } from './text';
 import { formatDeadline } from './time';
 
 /** What `parley respond --json` prints for each open interaction. */
@@ -11,6 +11,11 @@ export interface InteractionSummary {
   /** Option labels in index order; empty unless the kind is multiple_choice. */
   options: string[];
   deadline: string | null;
+  agent: string;
+  /** tool_approval only: the tool the call is for. */
+  tool?: string;
+  /** tool_approval only, while an admin holds it. */
+  claim?: { subject: string; until: string };
 }
 
 export function summarizeInteraction(interaction: Interaction): InteractionSummary {
@@ -22,7 +27,29 @@ export function summarizeInteraction(interaction: Interaction): InteractionSumma
     prompt: prompt.prompt,
     options: prompt.kind === 'multiple_choice' ? prompt.options.map((option) => option.label) : [],
     deadline: interaction.deadline,
+    agent: interaction.agent,
+    ...(prompt.kind === 'tool_approval' ? { tool: prompt.tool } : {}),
+    ...(interaction.claim === undefined ? {} : { claim: interaction.claim }),
   };
+}
+
+/** "approved once", "approved for this stage", "approved for this run", "denied". */
+export function formatDecision(decision: ApprovalDecision): string {
+  switch (decision) {
+    case 'allow_once':
+      return 'approved once';
+    case 'allow_stage':
+      return 'approved for this stage';
+    case 'allow_run':
+      return 'approved for this run';
+    case 'deny':
+      return 'denied';
+  }
+}
+
+/** "claimed by bob until 2030-01-01T00:05:00.000Z". */
+export function formatClaim(claim: { subject: string; until: string }): string {
+  return `claimed by ${claim.subject} until ${claim.until}`;
 }
 
 export function formatActor(actor: Actor): string {
@@ -36,7 +63,12 @@ export function formatActor(actor: Actor): string {
   }
 }
 
-export function formatResolution(outcome: Outcome, by: Actor, at: string): string {
+/** How an interaction was resolved; an approval's `decision` says what the approver (or the deadline) chose. */
+export function formatResolution(outcome: Outcome, by: Actor, at: string, decision?: ApprovalDecision): string {
+  if (decision !== undefined) {
+    // A deadline or a stop denies an approval like a person would: "denied by the deadline".
+    return outcome === 'cancelled' ? `denied: cancelled by ${formatActor(by)} at ${at}` : `${formatDecision(decision)} by ${formatActor(by)} at ${at}`;
+  }
   switch (outcome) {
     case 'answered':
       return `answered by ${formatActor(by)} at ${at}`;
@@ -63,6 +95,13 @@ export function formatAnswer(answer: Answer | undefined): string {
       const verdict = answer.approved ? 'approved' : 'denied';
       return answer.feedback === undefined ? verdict : `${verdict}: ${JSON.stringify(brief(answer.feedback, 200))}`;
     }
+    case 'tool_approval': {
+      const decision = formatDecision(answer.decision);
+      if (answer.decision === 'deny') {
+        return answer.reason === undefined ? decision : `${decision}: ${JSON.stringify(brief(answer.reason, 200))}`;
+      }
+      return answer.edited ? `${decision}, with edited arguments` : decision;
+    }
   }
 }
 
@@ -88,6 +127,8 @@ export function respondHint(interaction: Interaction): string {
       return `${base} --approve|--deny`;
     case 'review':
       return `${base} --approve|--deny [--feedback "<text>"]`;
+    case 'tool_approval':
+      return `${base} --approve|--edit '<json>' [--stage|--run]  or  --deny [--reason "<text>"]`;
   }
 }
 
@@ -99,6 +140,9 @@ export function formatInteractionBlock(interaction: Interaction, now: Date): str
   const meta = [prompt.kind, `interaction ${interaction.id}`];
   if (interaction.deadline !== null) {
     meta.push(`expires ${formatDeadline(interaction.deadline, now)}`);
+  }
+  if (interaction.claim !== undefined) {
+    meta.push(formatClaim(interaction.claim));
   }
   const lines = ['', `? ${prompt.prompt}`, `  (${meta.join(' · ')})`];
   switch (prompt.kind) {
@@ -123,6 +167,40 @@ export function formatInteractionBlock(interaction: Interaction, now: Date): str
       lines.push(RULE, prompt.markdown, RULE);
       lines.push('  Approve (y/n), then optional feedback.');
       break;
+    case 'tool_approval':
+      lines.push(...approvalLines(interaction.id, prompt));
+      break;
   }
   return `${lines.join('\n')}\n`;
+}
+
+const TELLING_LABEL = { command: 'Command', path: 'Path', host: 'Host' } as const;
+
+/** The call, its arguments, and what each answer would grant. */
+function approvalLines(id: string, prompt: ApprovalPrompt): string[] {
+  const lines = [
+    `  Tool: ${prompt.tool}`,
+    `  ${TELLING_LABEL[prompt.telling.label]}: ${prompt.telling.value}`,
+    '  Arguments:',
+    indent(JSON.stringify(prompt.input, null, 2), '    '),
+  ];
+  const { grant } = prompt;
+  if (grant.reusable) {
+    lines.push(`  For this stage (${prompt.stage}): allows ${grant.description} while the run is in this stage.`);
+    lines.push(`  For this run: allows ${grant.description} for the rest of the run.`);
+    if (grant.directories !== undefined && grant.directories.length > 0) {
+      const folders = grant.directories.map(formatFolder).join(', ');
+      lines.push(`  To grant a folder instead (${folders}): parley respond ${id} --approve --stage|--run --dir <folder>`);
+    }
+    lines.push('  o) allow once   s) allow for this stage   r) allow for this run   e) edit arguments   d) deny');
+  } else {
+    lines.push(`  No reusable grant: ${grant.reason}`);
+    lines.push('  o) allow once   e) edit arguments   d) deny');
+  }
+  return lines;
+}
+
+/** A folder a file-tool grant may cover; "" is the whole workspace. */
+export function formatFolder(folder: string): string {
+  return folder === '' ? '"" (whole workspace)' : folder;
 }

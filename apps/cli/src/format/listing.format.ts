@@ -1,7 +1,8 @@
-import type { AgentSummary, Interaction, Run } from '@parley/contracts';
+import type { AgentSummary, AuditEntry, Interaction, Run } from '@parley/contracts';
+import type { SafeCommand } from '../api/api.client';
 import { formatOptionsInline } from './interaction.format';
 import { renderTable } from './table';
-import { formatAge, formatDeadline } from './time';
+import { formatAge, formatDeadline, formatDuration } from './time';
 
 export function formatRunsTable(runs: Run[], now: Date): string {
   return renderTable(
@@ -36,4 +37,108 @@ export function formatInteractionsTable(interactions: Interaction[], now: Date):
       formatDeadline(interaction.deadline, now),
     ]),
   );
+}
+
+/** The approval queue: what each call does and who (if anyone) has claimed it. */
+export function formatApprovalsTable(approvals: Interaction[], now: Date): string {
+  return renderTable(
+    [
+      { header: 'ID' },
+      { header: 'AGE' },
+      { header: 'DEADLINE' },
+      { header: 'AGENT', max: 24 },
+      { header: 'TOOL' },
+      { header: 'WHAT', max: 60 },
+      { header: 'CLAIM', max: 40 },
+    ],
+    approvals.map((interaction) => {
+      const { prompt } = interaction;
+      return [
+        interaction.id,
+        formatAge(interaction.createdAt, now),
+        formatDeadline(interaction.deadline, now),
+        interaction.agent,
+        prompt.kind === 'tool_approval' ? prompt.tool : prompt.kind,
+        prompt.kind === 'tool_approval' ? prompt.telling.value : prompt.prompt,
+        formatClaimCell(interaction.claim, now),
+      ];
+    }),
+  );
+}
+
+/** "bob (4m left)"; a claim whose time is up no longer holds anyone back. */
+export function formatClaimCell(claim: Interaction['claim'], now: Date): string {
+  if (claim === undefined) {
+    return '-';
+  }
+  const until = Date.parse(claim.until);
+  if (Number.isNaN(until)) {
+    return `${claim.subject} until ${claim.until}`;
+  }
+  const seconds = (until - now.getTime()) / 1000;
+  return seconds <= 0 ? `${claim.subject} (lapsed)` : `${claim.subject} (${formatDuration(seconds)} left)`;
+}
+
+export function formatSafeCommandsTable(commands: SafeCommand[]): string {
+  return renderTable(
+    [{ header: 'ENTRY', max: 60 }, { header: 'SOURCE' }, { header: 'NOTE', max: 80 }],
+    commands.map((command) => [command.entry, command.source, command.note ?? '']),
+  );
+}
+
+/** Digests are shown by their first 12 hex characters, like short commit ids; --json has them whole. */
+export const SHORT_DIGEST = 12;
+
+export function formatAuditTable(entries: AuditEntry[]): string {
+  return renderTable(
+    [
+      { header: 'TIME (UTC)' },
+      { header: 'TOOL' },
+      { header: 'DECISION' },
+      { header: 'SCOPE' },
+      { header: 'BASIS' },
+      { header: 'APPROVER', max: 40 },
+      { header: 'EDITED' },
+      { header: 'DIGEST' },
+    ],
+    entries.map((entry) => [
+      formatTimestamp(entry.at),
+      entry.tool,
+      entry.decision,
+      entry.scope ?? '-',
+      entry.basis,
+      formatApprover(entry),
+      entry.edited ? 'yes' : 'no',
+      entry.argsDigest.slice(0, SHORT_DIGEST),
+    ]),
+  );
+}
+
+/** Who decided: "alice/admin" for a person, "deadline" when nobody answered in time, "stopped" when the run ended first. */
+export function formatApprover(entry: AuditEntry): string {
+  switch (entry.basis) {
+    case 'deadline':
+      return 'deadline';
+    case 'cancelled':
+      return 'stopped';
+    case 'safe_command':
+    case 'grant':
+    case 'person': {
+      const { approver } = entry;
+      if (approver === null) {
+        return '-';
+      }
+      if (approver.kind !== 'user') {
+        return approver.kind;
+      }
+      const subject = approver.subject ?? 'a user';
+      return approver.role === undefined ? subject : `${subject}/${approver.role}`;
+    }
+  }
+}
+
+/** "2030-01-01 10:04:05" (UTC); the raw text when it is not a date. */
+function formatTimestamp(iso: string): string {
+  const at = Date.parse(iso);
+  return Number.isNaN(at) ? iso : new Date(at).toISOString().slice(0, 19).replace('T', ' ');
 }

@@ -1,4 +1,14 @@
-import { EditTextCollector, parseChoice, parseFeedback, parseFreeText, parseYesNo } from './answer.parsing';
+import {
+  EditTextCollector,
+  JsonArgumentsCollector,
+  parseApprovalChoice,
+  parseApprovalScope,
+  parseChoice,
+  parseFeedback,
+  parseFreeText,
+  parseJsonObject,
+  parseYesNo,
+} from './answer.parsing';
 
 const single = { kind: 'multiple_choice' as const, prompt: 'Pick', options: [{ label: 'a' }, { label: 'b' }, { label: 'c' }], multi: false };
 const multi = { ...single, multi: true };
@@ -82,5 +92,78 @@ describe('EditTextCollector', () => {
     collector.feed('..');
     collector.feed('a.');
     expect(collector.feed('.')).toEqual({ done: true, text: '..\na.' });
+  });
+});
+
+describe('parseJsonObject', () => {
+  it('accepts a JSON object', () => {
+    expect(parseJsonObject(' {"command": "ls", "n": [1]} ')).toEqual({ ok: true, value: { command: 'ls', n: [1] } });
+  });
+
+  it.each([
+    ['{command: ls}', 'not valid JSON ('],
+    ['', 'not valid JSON ('],
+    ['[1]', 'must be a JSON object'],
+    ['null', 'must be a JSON object'],
+    ['"ls"', 'must be a JSON object'],
+  ])('rejects %j', (input, error) => {
+    expect(parseJsonObject(input)).toMatchObject({ ok: false, error: expect.stringContaining(error) });
+  });
+});
+
+describe('parseApprovalChoice', () => {
+  it.each([
+    ['o', 'once'],
+    [' S ', 'stage'],
+    ['run', 'run'],
+    ['e', 'edit'],
+    ['Deny', 'deny'],
+  ])('reads %j', (input, value) => {
+    expect(parseApprovalChoice(input, true)).toEqual({ ok: true, value });
+  });
+
+  it('offers only o, e and d when the call has no reusable grant', () => {
+    expect(parseApprovalChoice('r', false)).toEqual({ ok: false, error: 'this call offers no reusable grant; answer o (once), e (edit) or d (deny)' });
+    expect(parseApprovalChoice('e', false)).toEqual({ ok: true, value: 'edit' });
+  });
+
+  it('explains the menu on anything else', () => {
+    expect(parseApprovalChoice('y', true)).toEqual({ ok: false, error: 'answer o (once), s (this stage), r (this run), e (edit) or d (deny)' });
+  });
+});
+
+describe('parseApprovalScope', () => {
+  it('reads once, stage or run only', () => {
+    expect(parseApprovalScope('r')).toEqual({ ok: true, value: 'run' });
+    expect(parseApprovalScope('once')).toEqual({ ok: true, value: 'once' });
+    expect(parseApprovalScope('d')).toEqual({ ok: false, error: 'answer o (once), s (this stage) or r (this run)' });
+  });
+});
+
+describe('JsonArgumentsCollector', () => {
+  it('takes a whole object on one line', () => {
+    expect(new JsonArgumentsCollector().feed('{"command": "ls"}')).toEqual({ done: true, value: { command: 'ls' } });
+  });
+
+  it('keeps reading while the JSON is incomplete', () => {
+    const collector = new JsonArgumentsCollector();
+    expect(collector.feed('{')).toEqual({ done: false });
+    expect(collector.pending).toBe(true);
+    expect(collector.feed('  "command": "git status",')).toEqual({ done: false });
+    expect(collector.feed('  "timeout": [1,')).toEqual({ done: false });
+    expect(collector.feed('2]}')).toEqual({ done: true, value: { command: 'git status', timeout: [1, 2] } });
+  });
+
+  it('reports an error more lines cannot fix, and starts over', () => {
+    const collector = new JsonArgumentsCollector();
+    expect(collector.feed('{"command": }')).toMatchObject({ done: false, error: expect.stringContaining('not valid JSON') });
+    expect(collector.pending).toBe(false);
+    expect(collector.feed('{"command": "ls')).toMatchObject({ done: false, error: expect.stringContaining('not valid JSON') });
+    expect(collector.feed('["ls"]')).toMatchObject({ done: false, error: expect.stringContaining('must be a JSON object') });
+    expect(collector.feed('{"command": "ls"}')).toEqual({ done: true, value: { command: 'ls' } });
+  });
+
+  it('keeps the arguments on an empty first line', () => {
+    expect(new JsonArgumentsCollector().feed('  ')).toEqual({ done: true, value: undefined });
   });
 });

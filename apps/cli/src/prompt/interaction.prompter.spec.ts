@@ -20,6 +20,7 @@ const interaction = (prompt: Prompt): Interaction => ({
   tenant: 'dev',
   runId: 'r-1',
   owner: 'cli',
+  agent: 'echo',
   waitReason: 'question',
   prompt,
   status: 'open',
@@ -35,6 +36,23 @@ function setup(lines: string[]) {
 }
 
 const signal = new AbortController().signal;
+
+const shell: Prompt = {
+  kind: 'tool_approval',
+  prompt: 'Run shell command: ls && git status',
+  tool: 'shell',
+  input: { command: 'ls && git status' },
+  telling: { label: 'command', value: 'ls && git status' },
+  stage: 'build',
+  grant: { reusable: true, keys: ['shell:cmd:ls', 'shell:cmd:git status'], description: '`ls` and `git status` (any arguments)' },
+};
+const risky: Prompt = {
+  ...shell,
+  prompt: 'Run shell command: rm -rf $(pwd)',
+  input: { command: 'rm -rf $(pwd)' },
+  telling: { label: 'command', value: 'rm -rf $(pwd)' },
+  grant: { reusable: false, reason: 'This command offers no reusable grant: it uses command substitution ($(...)).' },
+};
 
 describe('InteractionPrompter', () => {
   it('asks free text, re-asking on empty input', async () => {
@@ -82,6 +100,62 @@ describe('InteractionPrompter', () => {
       approved: false,
       feedback: 'too long',
     });
+  });
+
+  it('shows the call, its arguments and what each choice grants, and allows it once', async () => {
+    const { prompter, written, source } = setup(['yes', 'o']);
+    await expect(prompter.ask({ ...interaction(shell), waitReason: 'approval' }, signal)).resolves.toEqual({ decision: 'allow_once' });
+    expect(written()).toContain(
+      [
+        '? Run shell command: ls && git status',
+        '  (tool_approval · interaction i-1 · expires in 10m)',
+        '  Tool: shell',
+        '  Command: ls && git status',
+        '  Arguments:',
+        '    {',
+        '      "command": "ls && git status"',
+        '    }',
+        '  For this stage (build): allows `ls` and `git status` (any arguments) while the run is in this stage.',
+        '  For this run: allows `ls` and `git status` (any arguments) for the rest of the run.',
+        '  o) allow once   s) allow for this stage   r) allow for this run   e) edit arguments   d) deny',
+      ].join('\n'),
+    );
+    expect(written()).toContain('  answer o (once), s (this stage), r (this run), e (edit) or d (deny)\n');
+    expect(source.prompts).toEqual(['o/s/r/e/d> ', 'o/s/r/e/d> ']);
+  });
+
+  it('allows for the stage or for the run', async () => {
+    await expect(setup(['s']).prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'allow_stage' });
+    await expect(setup(['r']).prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'allow_run' });
+  });
+
+  it('edits the arguments as JSON, over several lines, then asks how long the approval lasts', async () => {
+    const { prompter, written, source } = setup(['e', '{"command": }', '{', '  "command": "git status"', '}', 'x', 'r']);
+    await expect(prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'allow_run', input: { command: 'git status' } });
+    expect(written()).toContain('Type the arguments as JSON');
+    expect(written()).toContain('  not valid JSON (');
+    expect(written()).toContain('  answer o (once), s (this stage) or r (this run)\n');
+    expect(source.prompts).toEqual(['o/s/r/e/d> ', 'json> ', 'json> ', '...> ', '...> ', 'o/s/r> ', 'o/s/r> ']);
+  });
+
+  it('keeps the arguments when the edit is left empty', async () => {
+    await expect(setup(['e', '', 'o']).prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'allow_once' });
+  });
+
+  it('denies with an optional reason for the model', async () => {
+    await expect(setup(['d', ' not on main ']).prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'deny', reason: 'not on main' });
+    const { prompter, source } = setup(['d', '']);
+    await expect(prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'deny' });
+    expect(source.prompts).toEqual(['o/s/r/e/d> ', 'reason for the model (optional)> ']);
+  });
+
+  it('offers no stage or run grant when the call cannot have one, and says why', async () => {
+    const { prompter, written, source } = setup(['r', 'o']);
+    await expect(prompter.ask(interaction(risky), signal)).resolves.toEqual({ decision: 'allow_once' });
+    expect(written()).toContain('  No reusable grant: This command offers no reusable grant: it uses command substitution ($(...)).\n  o) allow once   e) edit arguments   d) deny');
+    expect(written()).not.toContain('For this run');
+    expect(written()).toContain('this call offers no reusable grant; answer o (once), e (edit) or d (deny)');
+    expect(source.prompts).toEqual(['o/e/d> ', 'o/e/d> ']);
   });
 
   it('shows only the problem when re-asking after a rejected answer', async () => {

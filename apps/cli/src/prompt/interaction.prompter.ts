@@ -1,7 +1,19 @@
-import type { AnswerBody, Interaction, Prompt } from '@parley/contracts';
+import type { AnswerBody, ApprovalDecision, ApprovalPrompt, Interaction, Prompt } from '@parley/contracts';
 import { formatInteractionBlock } from '../format/interaction.format';
-import { EditTextCollector, parseChoice, parseFeedback, parseFreeText, parseYesNo, type Parsed } from './answer.parsing';
+import {
+  EditTextCollector,
+  JsonArgumentsCollector,
+  parseApprovalChoice,
+  parseApprovalScope,
+  parseChoice,
+  parseFeedback,
+  parseFreeText,
+  parseYesNo,
+  type Parsed,
+} from './answer.parsing';
 import type { LineSource } from './line.reader';
+
+const DECISIONS: Record<'once' | 'stage' | 'run', ApprovalDecision> = { once: 'allow_once', stage: 'allow_stage', run: 'allow_run' };
 
 /**
  * Turns an interaction into terminal prompts and the person's input into an AnswerBody. Invalid
@@ -35,6 +47,44 @@ export class InteractionPrompter {
         const approved = await this.until('approve? y/n> ', parseYesNo, signal);
         const feedback = parseFeedback(await this.lines.read('feedback (optional)> ', signal));
         return feedback === undefined ? { approved } : { approved, feedback };
+      }
+      case 'tool_approval':
+        return this.approval(prompt, signal);
+    }
+  }
+
+  /** o/s/r allow (once, for the stage, for the run), e edits the arguments first, d denies with an optional reason. */
+  private async approval(prompt: ApprovalPrompt, signal: AbortSignal): Promise<AnswerBody> {
+    const { reusable } = prompt.grant;
+    const choice = await this.until(reusable ? 'o/s/r/e/d> ' : 'o/e/d> ', (input) => parseApprovalChoice(input, reusable), signal);
+    switch (choice) {
+      case 'once':
+      case 'stage':
+      case 'run':
+        return { decision: DECISIONS[choice] };
+      case 'deny': {
+        const reason = parseFeedback(await this.lines.read('reason for the model (optional)> ', signal));
+        return reason === undefined ? { decision: 'deny' } : { decision: 'deny', reason };
+      }
+      case 'edit': {
+        this.write('  Type the arguments as JSON (on one line, or over several lines until complete); an empty line keeps them as they are.\n');
+        const input = await this.editArguments(signal);
+        this.write('  Allow the call once (o), for this stage (s) or for this run (r)? A grant follows the edited call.\n');
+        const decision = DECISIONS[await this.until('o/s/r> ', parseApprovalScope, signal)];
+        return input === undefined ? { decision } : { decision, input };
+      }
+    }
+  }
+
+  private async editArguments(signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    const collector = new JsonArgumentsCollector();
+    for (;;) {
+      const step = collector.feed(await this.lines.read(collector.pending ? '...> ' : 'json> ', signal));
+      if (step.done) {
+        return step.value;
+      }
+      if (step.error !== undefined) {
+        this.write(`  ${step.error}\n`);
       }
     }
   }

@@ -5,6 +5,7 @@ import { Server, type Namespace, type Socket } from 'socket.io';
 import {
   AnswerBodySchema,
   ConflictError,
+  ForbiddenError,
   InvalidAnswerError,
   NotFoundError,
   ParleyError,
@@ -16,6 +17,8 @@ import {
   type Actor,
   type AgentSummary,
   type AnswerBody,
+  type ApprovalPrompt,
+  type AuditEntry,
   type EventDraft,
   type Interaction,
   type ParleyEvent,
@@ -25,6 +28,8 @@ import {
   type TokenClaims,
 } from '@parley/contracts';
 import { loadConfig, verifyToken } from '@parley/platform';
+import { answerApproval, approvalPrompt, argsDigest, describeCall } from '@parley/tools';
+import type { SafeCommand } from '../api/api.client';
 
 /**
  * An in-memory stand-in for the gateway's HTTP and socket.io API, for the CLI's own specs. Tests
@@ -39,6 +44,17 @@ export class FakeGateway {
   readonly events: ParleyEvent[] = [];
   readonly subscribes: SubscribeMessage[] = [];
   readonly answers: Array<{ via: 'http' | 'socket'; interactionId: string; body: AnswerBody; accepted: boolean }> = [];
+  /** Approval decisions by run, as `GET /v1/runs/:id/audit` returns them; answers, expiries and stops add to it. */
+  readonly audits = new Map<string, AuditEntry[]>();
+  /** Safe commands: `default` and `global` apply to every agent, `agent:<name>` to that agent. */
+  readonly safeCommands: SafeCommand[] = [
+    { entry: 'ls', source: 'default', note: 'lists files' },
+    { entry: 'git status', source: 'default', note: 'read-only git' },
+    { entry: 'make test', source: 'global' },
+    { entry: 'npm test', source: 'agent:echo' },
+  ];
+  /** How long a claim holds. */
+  claimSecs = 300;
   onRunStarted: (run: Run) => void = () => undefined;
   onAnswered: (interaction: Interaction) => void = () => undefined;
   /** The next this-many answers are refused with 422 whatever they say. */
@@ -123,23 +139,31 @@ export class FakeGateway {
     this.emit(runId, { type: 'tool.result', data: { ...ids, name, isError, content } });
   }
 
+  /** Opens an interaction; a tool_approval prompt makes the run wait for an approval. */
   ask(runId: string, prompt: Prompt, deadline: string | null = null): Interaction {
     const run = this.mustGetRun(runId);
+    const waitReason = prompt.kind === 'tool_approval' ? 'approval' : 'question';
     const interaction: Interaction = {
       id: randomUUID(),
       tenant: run.tenant,
       runId,
       owner: run.owner,
-      waitReason: 'question',
+      agent: run.agent,
+      waitReason,
       prompt,
       status: 'open',
       createdAt: new Date().toISOString(),
       deadline,
     };
     this.interactions.set(interaction.id, interaction);
-    this.setStatus(runId, 'waiting', 'question');
+    this.setStatus(runId, 'waiting', waitReason);
     this.emit(runId, { type: 'interaction.opened', data: { interaction } });
     return interaction;
+  }
+
+  /** Opens a tool approval for a call, with the prompt the loop worker would build for it. */
+  askApproval(runId: string, tool: string, input: Record<string, unknown>, options: { deadline?: string | null; stage?: string } = {}): Interaction {
+    return this.ask(runId, approvalPrompt(tool, input, describeCall(tool, input), options.stage ?? 'build'), options.deadline ?? null);
   }
 
   /** Someone else (another terminal, the web UI) answers. */
@@ -151,7 +175,14 @@ export class FakeGateway {
     const interaction = this.mustGetInteraction(interactionId);
     const at = new Date().toISOString();
     this.interactions.set(interactionId, { ...interaction, status: 'expired', resolvedAt: at, resolvedBy: { kind: 'deadline' } });
-    this.emit(interaction.runId, { type: 'interaction.resolved', data: { interactionId, outcome: 'expired', by: { kind: 'deadline' }, at } });
+    const decision = interaction.prompt.kind === 'tool_approval' ? { decision: 'deny' as const } : {};
+    this.emit(interaction.runId, { type: 'interaction.resolved', data: { interactionId, outcome: 'expired', by: { kind: 'deadline' }, at, ...decision } });
+    this.auditUnanswered(interaction, 'deadline', { kind: 'deadline' }, at);
+  }
+
+  /** Someone (an admin elsewhere) takes or gives up an approval, as `POST|DELETE /v1/approvals/:id/claim` would. */
+  claimAs(subject: string, interactionId: string, release = false): Interaction {
+    return this.claim(interactionId, { kind: 'user', subject, role: 'admin' }, release);
   }
 
   finish(runId: string, summary?: string): void {
@@ -201,9 +232,10 @@ export class FakeGateway {
   private answer(interactionId: string, raw: unknown, by: Actor, via: 'http' | 'socket' = 'http'): Interaction {
     const interaction = this.mustGetInteraction(interactionId);
     const body = parseOrThrow(AnswerBodySchema, raw, 'answer');
-    if (interaction.status !== 'open') {
-      const who = interaction.resolvedBy?.subject ?? interaction.resolvedBy?.kind ?? 'someone';
-      throw new ConflictError(`interaction ${interactionId} was already ${interaction.status} by ${who} at ${interaction.resolvedAt ?? '?'}`);
+    this.mustBeOpen(interaction);
+    const claim = this.liveClaim(interaction);
+    if (claim !== undefined && claim.subject !== by.subject) {
+      throw claimedBy(claim);
     }
     if (this.rejectAnswers > 0) {
       this.rejectAnswers -= 1;
@@ -212,7 +244,7 @@ export class FakeGateway {
     }
     let answer;
     try {
-      answer = validateAnswer(interaction.prompt, body);
+      answer = validateAnswer(interaction.prompt, body, answerApproval);
     } catch (error) {
       this.answers.push({ via, interactionId, body, accepted: false });
       throw error;
@@ -221,10 +253,85 @@ export class FakeGateway {
     const at = new Date().toISOString();
     const resolved: Interaction = { ...interaction, status: 'answered', answer, resolvedAt: at, resolvedBy: by };
     this.interactions.set(interactionId, resolved);
-    this.emit(interaction.runId, { type: 'interaction.resolved', data: { interactionId, outcome: 'answered', by, at } });
+    const decision = answer.kind === 'tool_approval' ? { decision: answer.decision } : {};
+    this.emit(interaction.runId, { type: 'interaction.resolved', data: { interactionId, outcome: 'answered', by, at, ...decision } });
+    if (answer.kind === 'tool_approval' && interaction.prompt.kind === 'tool_approval') {
+      const scope = answer.decision === 'allow_once' ? 'once' : answer.decision === 'allow_stage' ? 'stage' : answer.decision === 'allow_run' ? 'run' : null;
+      this.addAudit(interaction.runId, {
+        ...this.auditBase(interaction, interaction.prompt, at),
+        basis: 'person',
+        decision: answer.decision,
+        scope,
+        approver: { tenant: interaction.tenant, ...by },
+        grants: answer.grants,
+        edited: answer.edited,
+        ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+        argsDigest: answer.argsDigest,
+      });
+    }
     this.setStatus(interaction.runId, 'running');
     setImmediate(() => this.onAnswered(resolved));
     return resolved;
+  }
+
+  private claim(interactionId: string, by: Actor, release: boolean): Interaction {
+    if (by.role !== 'admin') {
+      throw new ForbiddenError('only admins claim approvals');
+    }
+    const interaction = this.mustGetInteraction(interactionId);
+    if (interaction.waitReason !== 'approval') {
+      throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);
+    }
+    this.mustBeOpen(interaction);
+    const held = this.liveClaim(interaction);
+    if (held !== undefined && held.subject !== by.subject) {
+      throw claimedBy(held);
+    }
+    if (release && held === undefined) {
+      throw new ConflictError(`interaction ${interactionId} is not claimed by you`);
+    }
+    const { claim: _previous, ...rest } = interaction;
+    const claim = release ? null : { subject: by.subject ?? 'someone', until: new Date(Date.now() + this.claimSecs * 1000).toISOString() };
+    const updated: Interaction = claim === null ? rest : { ...rest, claim };
+    this.interactions.set(interactionId, updated);
+    this.emit(interaction.runId, { type: 'interaction.claimed', data: { interactionId, claim, by } });
+    return updated;
+  }
+
+  private liveClaim(interaction: Interaction): Interaction['claim'] {
+    return interaction.claim !== undefined && Date.parse(interaction.claim.until) > Date.now() ? interaction.claim : undefined;
+  }
+
+  private mustBeOpen(interaction: Interaction): void {
+    if (interaction.status !== 'open') {
+      const who = interaction.resolvedBy?.subject ?? interaction.resolvedBy?.kind ?? 'someone';
+      throw new ConflictError(`interaction ${interaction.id} was already ${interaction.status} by ${who} at ${interaction.resolvedAt ?? '?'}`);
+    }
+  }
+
+  private auditBase(interaction: Interaction, prompt: ApprovalPrompt, at: string): Pick<AuditEntry, 'at' | 'tool' | 'effectId' | 'interactionId'> {
+    return { at, tool: prompt.tool, effectId: `effect-${interaction.id}`, interactionId: interaction.id };
+  }
+
+  /** A deadline or a stop denies an approval nobody answered. */
+  private auditUnanswered(interaction: Interaction, basis: 'deadline' | 'cancelled', by: Actor, at: string): void {
+    if (interaction.prompt.kind !== 'tool_approval') {
+      return;
+    }
+    this.addAudit(interaction.runId, {
+      ...this.auditBase(interaction, interaction.prompt, at),
+      basis,
+      decision: 'deny',
+      scope: null,
+      approver: { tenant: interaction.tenant, ...by },
+      grants: [],
+      edited: false,
+      argsDigest: argsDigest(interaction.prompt.input),
+    });
+  }
+
+  addAudit(runId: string, entry: AuditEntry): void {
+    this.audits.set(runId, [...(this.audits.get(runId) ?? []), entry]);
   }
 
   private setStatus(runId: string, status: Run['status'], waitReason?: Run['waitReason']): void {
@@ -243,6 +350,7 @@ export class FakeGateway {
     for (const interaction of this.interactions.values()) {
       if (interaction.runId === runId && interaction.status === 'open') {
         this.interactions.set(interaction.id, { ...interaction, status: 'cancelled' });
+        this.auditUnanswered(interaction, 'cancelled', { kind: 'system' }, new Date().toISOString());
       }
     }
   }
@@ -296,6 +404,19 @@ export class FakeGateway {
         case 'GET v1/runs/:id/log':
           this.mustGetRun(id);
           return reply(200, { entries: [] });
+        case 'GET v1/runs/:id/audit':
+          this.mustGetRun(id);
+          return reply(200, { entries: this.audits.get(id) ?? [] });
+        case 'GET v1/approvals':
+          return reply(200, { approvals: this.openApprovals(query) });
+        case 'GET v1/approvals/:id':
+          if (id !== 'safe-commands') {
+            break;
+          }
+          return reply(200, this.safeCommandsFor(query.get('agent') ?? undefined));
+        case 'POST v1/approvals/:id/claim':
+        case 'DELETE v1/approvals/:id/claim':
+          return reply(200, { interaction: this.claim(id, { kind: 'user', subject: claims.sub, role: claims.role }, req.method === 'DELETE') });
         case 'POST v1/runs/:id/cancel': {
           this.end(id, 'cancelled', {});
           this.emit(id, { type: 'run.cancelled', data: { reason: 'cancelled', by: { kind: 'user', subject: claims.sub, role: claims.role } } });
@@ -314,11 +435,36 @@ export class FakeGateway {
         case 'POST v1/interactions/:id/answer':
           return reply(200, { interaction: this.answer(id, body, { kind: 'user', subject: claims.sub, role: claims.role }) });
         default:
-          return reply(404, { error: { code: 'not_found', message: `no route ${route}` } });
+          break;
       }
+      return reply(404, { error: { code: 'not_found', message: `no route ${route}` } });
     } catch (error) {
       send(res, error instanceof ParleyError ? error.status : 500, toBody(error));
     }
+  }
+
+  private openApprovals(query: URLSearchParams): Interaction[] {
+    const [agent, tool, runId] = ['agent', 'tool', 'runId'].map((key) => query.get(key));
+    const limit = Number(query.get('limit') ?? 100);
+    return [...this.interactions.values()]
+      .filter(
+        (interaction) =>
+          interaction.status === 'open' &&
+          interaction.prompt.kind === 'tool_approval' &&
+          (agent === null || interaction.agent === agent) &&
+          (tool === null || interaction.prompt.tool === tool) &&
+          (runId === null || interaction.runId === runId),
+      )
+      .sort((a, b) => deadlineOrder(a.deadline) - deadlineOrder(b.deadline))
+      .slice(0, limit);
+  }
+
+  private safeCommandsFor(agent: string | undefined): { agent: string | null; safeCommands: SafeCommand[] } {
+    if (agent !== undefined && !this.agents.some((known) => known.name === agent)) {
+      throw new NotFoundError('agent', agent);
+    }
+    const sources = new Set(['default', 'global', ...(agent === undefined ? [] : [`agent:${agent}`])]);
+    return { agent: agent ?? null, safeCommands: this.safeCommands.filter((command) => sources.has(command.source)) };
   }
 
   private mustGetRun(id: string): Run {
@@ -336,6 +482,15 @@ export class FakeGateway {
     }
     return interaction;
   }
+}
+
+function claimedBy(claim: { subject: string; until: string }): ConflictError {
+  return new ConflictError(`claimed by ${claim.subject} until ${claim.until}; only they may answer until then`, { claim });
+}
+
+/** Oldest deadline first; approvals that wait forever last. */
+function deadlineOrder(deadline: string | null): number {
+  return deadline === null ? Number.POSITIVE_INFINITY : Date.parse(deadline);
 }
 
 function toBody(error: unknown): unknown {

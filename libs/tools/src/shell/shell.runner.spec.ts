@@ -99,7 +99,7 @@ describe('runShellCommand', () => {
     expect(lossy).toMatchObject({ stdout: '\uFFFDok', stdoutTruncated: false });
   });
 
-  it('gives the command only a minimal environment: no secrets, HOME and cwd the scratch folder', async () => {
+  it('gives the command only a minimal environment: no secrets, cwd the scratch folder, HOME and TMPDIR beside it', async () => {
     process.env.PARLEY_TEST_SECRET = 'hunter2-secret';
     try {
       const result = await run('printenv; echo "cwd=$(pwd)"');
@@ -109,7 +109,7 @@ describe('runShellCommand', () => {
       const cwd = lines.find((line) => line.startsWith('cwd='))!.slice(4);
       // dash adds PWD itself; everything else is what the runner passed.
       expect(Object.keys(env).sort()).toEqual(['HOME', 'LANG', 'LC_ALL', 'PATH', 'PWD', 'TMPDIR']);
-      expect(env).toMatchObject({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: cwd, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' });
+      expect(env).toMatchObject({ PATH: '/usr/local/bin:/usr/bin:/bin', HOME: env.TMPDIR, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' });
       expect(path.basename(path.dirname(cwd))).toMatch(/^parley-sh-/);
       expect(path.dirname(cwd)).toBe(path.join(os.tmpdir(), path.basename(path.dirname(cwd))));
       expect(env.TMPDIR.startsWith(`${cwd}/`)).toBe(false);

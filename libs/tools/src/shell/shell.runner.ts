@@ -49,8 +49,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * Runs `command` with `/bin/sh -c` in a fresh scratch folder holding `files`, and reports which
  * workspace files it created, changed or deleted. Layout of the scratch folder (removed afterwards):
- * `work/` is the command's cwd and HOME and holds the files; `tmp/` is its TMPDIR, beside `work/` so
- * that nothing there can be mistaken for a workspace file.
+ * `work/` is the command's cwd and holds the files; `tmp/` is its HOME and TMPDIR, beside `work/` so
+ * that caches and dotfiles a program drops there are never mistaken for workspace files.
  *
  * The command runs in its own process group, which is killed when the time limit expires and also as
  * soon as the shell exits, so a background child (`server &`) never outlives the call.
@@ -64,7 +64,7 @@ export async function runShellCommand(command: string, files: ReadonlyMap<string
     await fs.mkdir(work);
     await fs.mkdir(tmp);
     const placed = await placeFiles(work, files);
-    const env = { PATH: SHELL_PATH, HOME: work, TMPDIR: tmp, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
+    const env = { PATH: SHELL_PATH, HOME: tmp, TMPDIR: tmp, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
     const outcome = await runProcess(command, work, env, limits);
     const changes = await collectChanges(work, placed, limits.maxFileBytes);
     return { ...outcome, changes };

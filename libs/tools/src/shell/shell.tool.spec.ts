@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ToolResult } from '../tool-result';
 import { executeShellTool, SHELL_COMMAND_MAX_BYTES, ShellInputSchema, type ShellWorkspace } from './shell.tool';
 import type { ShellLimits } from './shell.runner';
@@ -155,8 +156,9 @@ describe('executeShellTool', () => {
     expect(workspace.calls).toEqual([]);
   });
 
-  it('describes the command for the model', () => {
-    const schema = ShellInputSchema.shape.command;
-    expect(schema.description).toMatch(/\/bin\/sh -c/);
+  it('gives the model a JSON schema describing the command', () => {
+    const schema = z.toJSONSchema(ShellInputSchema, { io: 'input' }) as unknown as { required: string[]; properties: { command: { type: string; description: string } } };
+    expect(schema.required).toEqual(['command']);
+    expect(schema.properties.command).toMatchObject({ type: 'string', description: expect.stringMatching(/\/bin\/sh -c/) });
   });
 });

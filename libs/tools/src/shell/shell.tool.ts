@@ -116,14 +116,16 @@ function describeEnd(run: ShellRun): string {
 
 /** A committed result is an error for the model exactly when it says `ok: false` (non-zero exit or timeout). */
 function fromRecorded(result: string): ToolResult {
-  let ok = false;
+  return { content: result, isError: !saysOk(result) };
+}
+
+function saysOk(result: string): boolean {
   try {
     const parsed: unknown = JSON.parse(result);
-    ok = typeof parsed === 'object' && parsed !== null && (parsed as { ok?: unknown }).ok === true;
+    return typeof parsed === 'object' && parsed !== null && (parsed as { ok?: unknown }).ok === true;
   } catch {
-    ok = false;
+    return false;
   }
-  return { content: result, isError: !ok };
 }
 
 function failure(fields: { error: string } & Record<string, unknown>): ToolResult {
