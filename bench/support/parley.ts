@@ -88,6 +88,7 @@ export class AutoAnswerer {
         this.finished.set(event.runId, event.type === 'run.finished' ? 'finished' : event.type === 'run.failed' ? 'failed' : 'cancelled');
         return;
       case 'interaction.resolved':
+      case 'interaction.claimed':
       case 'message.delta':
       case 'message':
       case 'run.created':

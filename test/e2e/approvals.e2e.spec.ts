@@ -266,6 +266,8 @@ describe('tool approvals', () => {
     const { interaction } = (await stack.http('GET', `/v1/interactions/${asked.id}`)).body;
     expect(interaction.status).toBe('cancelled');
     expect((await audit(runId))[0]).toMatchObject({ basis: 'cancelled', decision: 'deny' });
+    const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as any[];
+    expect(events.find((e) => e.type === 'interaction.resolved').data).toMatchObject({ interactionId: asked.id, outcome: 'cancelled', decision: 'deny' });
     expect((await stack.answer(asked.id, { decision: 'allow_once' })).status).toBe(409);
     const approvals = (await stack.http('GET', '/v1/approvals', undefined, stack.token({ role: 'admin' }))).body.approvals as any[];
     expect(approvals.map((a) => a.id)).not.toContain(asked.id);

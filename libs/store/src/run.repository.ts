@@ -169,10 +169,17 @@ export class RunRepository {
   }
 
   /**
-   * Stops a run. `openInteractionId` is the interaction the caller believes open (the run's pending
-   * one, or for a worker the question it just asked); `leaseToken` marks the caller as the advancer.
+   * Stops a run. `open` is the interaction the caller believes open (the run's pending one, or for a
+   * worker the question it just asked); `leaseToken` marks the caller as the advancer. An open
+   * approval is denied by the stop.
    */
-  async cancel(target: { tenant: string; runId: string; owner: string }, by: Actor, openInteractionId: string | null, leaseToken = ''): Promise<CancelResult> {
+  async cancel(
+    target: { tenant: string; runId: string; owner: string },
+    by: Actor,
+    open: { id: string; waitReason: WaitReason } | null,
+    leaseToken = '',
+  ): Promise<CancelResult> {
+    const openInteractionId = open?.id ?? null;
     const now = new Date();
     const { keys, args } = this.ctx.prologue(target.tenant, target.runId, target.owner, now);
     const k = this.ctx.keys;
@@ -180,7 +187,7 @@ export class RunRepository {
     const answer: LogEntry = { type: 'answer', interactionId: openInteractionId ?? '', outcome: 'cancelled', by, at: now.toISOString() };
     const resolved: EventDraft = {
       type: 'interaction.resolved',
-      data: { interactionId: openInteractionId ?? '', outcome: 'cancelled', by, at: now.toISOString() },
+      data: { interactionId: openInteractionId ?? '', outcome: 'cancelled', by, at: now.toISOString(), ...(open?.waitReason === 'approval' ? { decision: 'deny' as const } : {}) },
     };
     const cancelled: EventDraft = { type: 'run.cancelled', data: { reason: 'cancelled', by } };
     const [status, detail] = (await this.ctx.scripts.run(

@@ -308,7 +308,7 @@ describe('one answer, once', () => {
   it('a resolve after the run was cancelled is a conflict naming who cancelled', async () => {
     const store = makeStore();
     const { run, interaction } = await waitingRun(store);
-    expect(await store.runs.cancel(run, BOB, interaction.id)).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(run, BOB, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'cancelled' });
 
     const result = await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     expect(result).toMatchObject({ status: 'conflict', interaction: { status: 'cancelled', resolvedBy: BOB } });
@@ -476,7 +476,7 @@ describe('cancel', () => {
     const seq = await store.events.lastSeq(TENANT);
     const logLength = (await store.runs.readLog(TENANT, run.runId)).length;
 
-    expect(await store.runs.cancel(run, BOB, interaction.id)).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(run, BOB, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'cancelled' });
 
     const cancelled = await store.runs.get(TENANT, run.runId);
     expect(cancelled).toMatchObject({ status: 'cancelled', endReason: 'cancelled' });
@@ -499,7 +499,7 @@ describe('cancel', () => {
     expect(await store.ctx.redis.ttl(store.ctx.keys.run(TENANT, run.runId))).toBeGreaterThan(0);
 
     // Cancelling again changes nothing.
-    expect(await store.runs.cancel(run, ALICE, interaction.id)).toEqual({ status: 'already', runStatus: 'cancelled' });
+    expect(await store.runs.cancel(run, ALICE, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'already', runStatus: 'cancelled' });
     expect(await store.events.lastSeq(TENANT)).toBe(seq + 3);
   });
 
@@ -507,7 +507,7 @@ describe('cancel', () => {
     const store = makeStore();
     const { run, interaction } = await waitingRun(store);
     const seq = await store.events.lastSeq(TENANT);
-    expect(await store.runs.cancel(run, BOB, randomUUID())).toEqual({ status: 'stale' });
+    expect(await store.runs.cancel(run, BOB, { id: randomUUID(), waitReason: 'question' })).toEqual({ status: 'stale' });
     expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'stale' });
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('waiting');
     expect((await store.interactions.get(TENANT, interaction.id))?.status).toBe('open');
@@ -572,5 +572,117 @@ describe('end-run', () => {
 
     expect(await store.runs.end(lease, { status: 'failed', reason: 'internal_error', error: 'again' })).toBe('already');
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('finished');
+  });
+});
+
+const APPROVAL: Prompt = {
+  kind: 'tool_approval',
+  prompt: 'Run shell command: touch a',
+  tool: 'shell',
+  input: { command: 'touch a' },
+  telling: { label: 'command', value: 'touch a' },
+  stage: 'main',
+  grant: { reusable: true, keys: ['shell:cmd:touch'], description: '`touch` (any arguments)' },
+};
+const ALLOW_RUN: Answer = { kind: 'tool_approval', decision: 'allow_run', input: { command: 'touch a' }, edited: false, grants: ['run|shell:cmd:touch'], argsDigest: 'd' };
+const ADA: Actor = { kind: 'user', subject: 'ada', role: 'admin' };
+
+/** A run parked on an open approval whose deadline is `deadlineInSecs` away (0 = none). */
+async function approvalRun(store: ParleyStore, deadlineInSecs = 3600): Promise<{ run: NewRun; lease: Lease; interaction: Interaction }> {
+  const run = await newRun(store);
+  const lease = await acquire(store, run);
+  const { result, interaction } = await store.interactions.open({ ...request(run), waitReason: 'approval', prompt: APPROVAL, timeoutSecs: deadlineInSecs });
+  expect(result).toBe('created');
+  expect(await store.runs.park(lease, 'approval', interaction.id)).toBe('parked');
+  return { run, lease, interaction };
+}
+
+describe('approvals', () => {
+  it('the approval index orders by deadline (none last) and loses an entry when it is resolved or its run stopped', async () => {
+    const store = makeStore();
+    const late = await approvalRun(store, 3600);
+    const never = await approvalRun(store, 0);
+    const soon = await approvalRun(store, 60);
+    const question = await waitingRun(store);
+    const ids = async () => (await store.interactions.listOpenApprovals(TENANT, () => true, 10)).map((i) => i.id);
+    expect(await ids()).toEqual([soon.interaction.id, late.interaction.id, never.interaction.id]);
+    expect((await store.interactions.listOpenApprovals(TENANT, () => true, 10)).map((i) => i.id)).not.toContain(question.interaction.id);
+    expect(await store.interactions.listOpenApprovals(TENANT, (i) => i.id === never.interaction.id, 1)).toHaveLength(1);
+
+    await store.interactions.resolve({ interaction: soon.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE });
+    expect(await store.runs.cancel(late.run, BOB, { id: late.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled' });
+    expect(await ids()).toEqual([never.interaction.id]);
+  });
+
+  it('a scoped approval writes its grants in the same step; ending or stopping the run deletes them', async () => {
+    const store = makeStore();
+    const { run, interaction } = await approvalRun(store);
+    expect((await store.interactions.resolve({ interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE })).status).toBe('resolved');
+    expect(await store.runs.grants(TENANT, run.runId)).toEqual(['run|shell:cmd:touch']);
+    expect(await store.runs.grantedAmong(TENANT, run.runId, ['run|shell:cmd:touch', 'run|shell:cmd:rm', 'stage|main|shell:cmd:touch'])).toEqual(
+      new Set(['run|shell:cmd:touch']),
+    );
+    const lease = await acquire(store, run);
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish' })).toBe('ended');
+    expect(await admin.exists(store.ctx.keys.runGrants(TENANT, run.runId))).toBe(0);
+
+    const stopped = await approvalRun(store);
+    await store.interactions.resolve({ interaction: stopped.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE });
+    const again = await acquire(store, stopped.run);
+    const second = await store.interactions.open({ ...request(stopped.run), waitReason: 'approval', prompt: APPROVAL });
+    expect(await store.runs.park(again, 'approval', second.interaction.id)).toBe('parked');
+    expect(await store.runs.cancel(stopped.run, BOB, { id: second.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled' });
+    expect(await admin.exists(store.ctx.keys.runGrants(TENANT, stopped.run.runId))).toBe(0);
+  });
+
+  it('a live claim lets only its holder resolve; deadlines ignore it; an expired claim binds nobody', async () => {
+    const store = makeStore();
+    const { interaction } = await approvalRun(store);
+    expect(await store.interactions.claim(interaction, { ...ADA, subject: 'ada' }, Date.now() + 60_000)).toMatchObject({ status: 'claimed' });
+    expect(await store.interactions.claim(interaction, { ...BOB, subject: 'bob' }, Date.now() + 60_000)).toMatchObject({
+      status: 'held',
+      claim: { subject: 'ada' },
+    });
+    expect(await store.interactions.claim(interaction, { ...BOB, subject: 'bob' }, null)).toMatchObject({ status: 'held' });
+    expect(await store.interactions.resolve({ interaction, outcome: 'answered', answer: ALLOW_RUN, by: BOB })).toMatchObject({
+      status: 'claimed',
+      claim: { subject: 'ada' },
+    });
+    expect((await store.interactions.get(TENANT, interaction.id))?.status).toBe('open');
+    expect((await store.interactions.resolve({ interaction, outcome: 'expired', by: { kind: 'deadline' } })).status).toBe('resolved');
+    expect(await store.interactions.claim(interaction, { ...ADA, subject: 'ada' }, null)).toEqual({ status: 'closed', interactionStatus: 'expired' });
+
+    const other = await approvalRun(store);
+    expect(await store.interactions.claim(other.interaction, { ...ADA, subject: 'ada' }, Date.now() + 30)).toMatchObject({ status: 'claimed' });
+    await waitFor(async () => (await store.interactions.get(TENANT, other.interaction.id))?.claim === undefined, { message: 'the claim to expire' });
+    expect(await store.interactions.claim(other.interaction, { ...ADA, subject: 'ada' }, null)).toEqual({ status: 'not_claimed' });
+    expect((await store.interactions.resolve({ interaction: other.interaction, outcome: 'answered', answer: ALLOW_RUN, by: BOB })).status).toBe('resolved');
+    const claimed = (await events(store)).filter((e) => e.type === 'interaction.claimed');
+    expect(claimed).toHaveLength(2);
+  });
+});
+
+describe('workspace commit (shell write-back)', () => {
+  it('applies writes and deletes together once per effect id, rejects over the limit without changing anything, and is fenced', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const workspace = new RedisWorkspace(store.ctx, lease, 100);
+    expect(await workspace.write('fx-0', 'old.txt', 'old')).toMatchObject({ status: 'applied' });
+
+    const changes = { writes: [{ path: 'a.txt', content: 'aaaa' }, { path: 'b/c.txt', content: 'cc' }], deletes: ['old.txt'] };
+    expect(await workspace.commit('fx-1', changes, '{"ok":true,"n":1}')).toEqual({ status: 'applied', result: '{"ok":true,"n":1}' });
+    expect(await workspace.commit('fx-1', { writes: [{ path: 'x', content: 'y' }], deletes: [] }, '{"n":2}')).toEqual({ status: 'replayed', result: '{"ok":true,"n":1}' });
+    expect(await workspace.recorded('fx-1')).toBe('{"ok":true,"n":1}');
+    expect(Object.fromEntries(await workspace.snapshot())).toEqual({ 'a.txt': 'aaaa', 'b/c.txt': 'cc' });
+    expect((await runHash(store, run)).wsBytes).toBe('6');
+
+    expect(await workspace.commit('fx-2', { writes: [{ path: 'big', content: 'x'.repeat(95) }], deletes: [] }, '{}')).toMatchObject({ status: 'rejected' });
+    expect(await workspace.recorded('fx-2')).toBeNull();
+    expect([...(await workspace.snapshot()).keys()].sort()).toEqual(['a.txt', 'b/c.txt']);
+
+    const stale = new RedisWorkspace(store.ctx, { ...lease, token: 'not-the-lease' }, 100);
+    await expect(stale.commit('fx-3', { writes: [{ path: 'z', content: 'z' }], deletes: [] }, '{}')).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await workspace.snapshot()).has('z')).toBe(false);
   });
 });

@@ -53,6 +53,8 @@ function answerForModel(prompt: Prompt, answer: Answer): unknown {
       const feedback = answer.feedback?.trim() ?? '';
       return { approved: answer.approved, feedback: feedback === '' ? null : feedback };
     }
+    case 'tool_approval':
+      throw new ResolutionMismatchError('an approval is not the result of a call: the call runs (or is refused) once it is resolved');
   }
 }
 

@@ -80,7 +80,8 @@ export class RunsService {
       if (TERMINAL_STATUSES.includes(run.status)) {
         throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
       }
-      const result = await this.store.runs.cancel({ tenant: run.tenant, runId: run.id, owner: run.owner }, { kind: 'user', subject: user.sub, role: user.role }, run.pendingInteractionId ?? null);
+      const open = run.pendingInteractionId && run.waitReason ? { id: run.pendingInteractionId, waitReason: run.waitReason } : null;
+      const result = await this.store.runs.cancel({ tenant: run.tenant, runId: run.id, owner: run.owner }, { kind: 'user', subject: user.sub, role: user.role }, open);
       if (result.status === 'cancelled' && run.pendingInteractionId) {
         await this.queues.cancelDeadline(run.tenant, run.pendingInteractionId);
       }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentDefinition, EventDraft, RunJob, ToolCall } from '@parley/contracts';
+import type { AgentDefinition, EventDraft, RunJob, ToolCall, WaitReason } from '@parley/contracts';
 import { isModelError } from '@parley/models';
 import { LeaseLostError, type Lease, type RunEnding } from '@parley/store';
 import { offeredTools, toolSpecs } from '@parley/tools';
@@ -143,7 +143,7 @@ export class RunEngine {
       case 'lost':
         return { status: 'lost' };
       case 'cancelled':
-        return this.cancel(lease, settled.openInteractionId);
+        return this.cancel(lease, null);
       case 'finish':
         return this.end(lease, { status: 'finished', reason: 'finish', summary: settled.summary });
       case 'park': {
@@ -156,7 +156,7 @@ export class RunEngine {
           case 'lost':
             return { status: 'lost' };
           case 'cancelled':
-            return this.cancel(lease, settled.interactionId);
+            return this.cancel(lease, { id: settled.interactionId, waitReason: settled.waitReason });
         }
       }
     }
@@ -168,9 +168,9 @@ export class RunEngine {
   }
 
   /** A stop was asked while this worker held the run: end it now, with the question it had opened. */
-  private async cancel(lease: Lease, openInteractionId: string | null): Promise<AdvanceOutcome> {
+  private async cancel(lease: Lease, open: { id: string; waitReason: WaitReason } | null): Promise<AdvanceOutcome> {
     const by = await this.resources.store.runs.cancelRequester(lease.tenant, lease.runId);
-    const result = await this.resources.store.runs.cancel(lease, by, openInteractionId, lease.token);
+    const result = await this.resources.store.runs.cancel(lease, by, open, lease.token);
     return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
   }
 }

@@ -32,7 +32,7 @@ export type SettleResult =
   | { status: 'park'; interactionId: string; waitReason: WaitReason }
   | { status: 'finish'; summary: string }
   | { status: 'lost' }
-  | { status: 'cancelled'; openInteractionId: string | null };
+  | { status: 'cancelled' };
 
 type Question = LogEntryOf<'question'>;
 
@@ -220,6 +220,6 @@ export class TurnDispatcher {
 
   /** A stop or a takeover met before any question of this turn was published. */
   private interrupted(appended: Exclude<AppendResult, { status: 'ok' }>): SettleResult {
-    return appended.status === 'lost' ? { status: 'lost' } : { status: 'cancelled', openInteractionId: null };
+    return appended.status === 'lost' ? { status: 'lost' } : { status: 'cancelled' };
   }
 }

@@ -43,7 +43,7 @@ export function describeCall(tool: string, input: Record<string, unknown>): Call
     return fileScope(tool, String(input.path));
   }
   if (tool === 'http_request') {
-    return httpScope(String(input.method ?? 'GET'), new URL(String(input.url)));
+    return httpScope(input.method === 'POST' ? 'POST' : 'GET', new URL(String(input.url)));
   }
   const whole: TellingArgument = { label: 'path', value: '(the whole workspace)' };
   const key = `${tool}:all`;
