@@ -57,12 +57,59 @@ export interface Results {
     sampleRun: Array<[string, number]>;
     mini: { perRun: number; bullmq: number; usedMemoryPerRun: number };
   };
+  approvals?: {
+    runs: number;
+    callsPerRun: number;
+    concurrency: number;
+    cycles: number;
+    ms: number;
+    perSec: number;
+    resume: Latency;
+    absorbed: number;
+    /** Per approve → resume cycle, gross (run start and finish amortised), like `commands.parleyConcurrent`. */
+    commands: CommandFigures;
+  };
+  grants?: {
+    /** One run at a time, each approved once with allow_run and then `callsPerRun` covered calls. */
+    sequential: { runs: number; callsPerRun: number; step: Latency };
+    runs: number;
+    coveredPerRun: number;
+    concurrency: number;
+    covered: number;
+    /** From releasing the held allow_run answers to the last `run.finished`, with `coveredPerRun` covered calls per run. */
+    ms: number;
+    /** The same with no covered call (approve, then finish). */
+    bareMs: number;
+    perSec: number;
+    marginalPerSec: number;
+    step: Latency;
+    /** Per covered call, gross: each run's resume and finish amortised over its covered calls. */
+    commands: CommandFigures;
+    /** Per covered call: (window with covered calls − window without) / covered calls. */
+    marginalCommands: CommandFigures;
+    smismemberPerCall: number;
+    breakdown: Array<[string, number]>;
+  };
+  commandLine?: {
+    lines: number;
+    rounds: number;
+    callsPerRound: number;
+    opsPerSec: number;
+    usPerCall: number;
+    minUs: number;
+    maxUs: number;
+    perLine: Array<{ line: string; verdict: string; us: number }>;
+  };
 }
 
 const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} ms` : 'n/a');
 const x = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(1)}×` : 'n/a');
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const b0 = (v: number) => `${Math.round(v).toLocaleString('en-US')} B`;
+const us = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} µs` : 'n/a');
+const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
+/** A shell line inside a table cell: code span, pipes escaped, newlines shown as ⏎. */
+const cell = (line: string) => `\`${line.replace(/\|/g, '\\|').replace(/\n/g, '⏎')}\``;
 
 export function machine(): { node: string; cpus: number; cpuModel: string } {
   const list = cpus();

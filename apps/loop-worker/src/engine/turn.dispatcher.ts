@@ -80,21 +80,24 @@ export class TurnDispatcher {
     if (!checked.ok) {
       return this.resultOrInterrupt(lease, call, errorResult(checked.error));
     }
-    const refusal = this.refusedBeforeAsking(agent, call.name, checked.value);
+    // From here on the call is handled in the form its schema gives (defaults filled in), so what a
+    // person approves, what runs and what the audit digests are the same arguments.
+    const input = checked.value;
+    const refusal = this.refusedBeforeAsking(agent, call.name, input);
     if (refusal) {
       return this.resultOrInterrupt(lease, call, refusal);
     }
     if (permissionOf(agent, call.name) === 'allow') {
-      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, call.input));
+      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input));
     }
     const stage = DEFAULT_STAGE;
-    const scope = describeCall(call.name, checked.value);
+    const scope = describeCall(call.name, input);
     const granted = await this.resources.store.runs.grantedAmong(lease.tenant, lease.runId, membersToLookUp(scope.needs, stage));
-    const covered = coverWithoutAsking(scope, call.input, { stage, granted, safe: this.resources.agents.safeCommands(agent.name) });
+    const covered = coverWithoutAsking(scope, input, { stage, granted, safe: this.resources.agents.safeCommands(agent.name) });
     if (covered) {
-      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, call.input), covered);
+      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), covered);
     }
-    return this.askApproval(lease, agent, call, approvalPrompt(call.name, call.input, scope, stage));
+    return this.askApproval(lease, agent, call, approvalPrompt(call.name, input, scope, stage));
   }
 
   /** A request no approver could make succeed is refused at once rather than put to a person. */

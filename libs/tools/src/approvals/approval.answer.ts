@@ -40,7 +40,9 @@ export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues:
   if (grants === undefined) {
     return undefined;
   }
-  const edited = canonicalJson(input) !== canonicalJson(prompt.input);
+  // Compared in the form the tool's schema gives both, so defaults filled in are not an edit.
+  const original = checkToolInput(prompt.tool, prompt.input);
+  const edited = canonicalJson(input) !== canonicalJson(original.ok ? original.value : prompt.input);
   return { kind: 'tool_approval', decision, input, edited, grants, argsDigest: argsDigest(input) };
 }
 

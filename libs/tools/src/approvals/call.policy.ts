@@ -27,12 +27,11 @@ export function coverWithoutAsking(
       continue;
     }
     if (need.command && isSafeCommand(need.command, context.safe)) {
-      safe.push(need.command.args[0] === undefined ? need.command.program : `${need.command.program} ${need.command.args.join(' ')}`);
+      // The command's key ("cat", "git status"), never its arguments: the audit must not copy them.
+      safe.push(need.command.key ?? need.command.program);
       continue;
     }
     return null;
   }
-  return grants.length > 0
-    ? { basis: 'grant', covered: [...new Set(grants)], argsDigest: argsDigest(input) }
-    : { basis: 'safe_command', covered: [...new Set(safe)], argsDigest: argsDigest(input) };
+  return { basis: grants.length > 0 ? 'grant' : 'safe_command', covered: [...new Set([...grants, ...safe])], argsDigest: argsDigest(input) };
 }

@@ -1,5 +1,6 @@
 import type { GrantOffer, TellingArgument } from '@parley/contracts';
 import { requestHost } from '../http/http-request.tool';
+import { normaliseWorkspacePath } from '../workspace.path';
 import { analyseCommandLine, describeCommandKeys, type SimpleCommand } from '../shell/command-line';
 
 /** One thing a call does that must be granted (or be a safe command): any one of `keys` grants it. */
@@ -40,7 +41,9 @@ export function describeCall(tool: string, input: Record<string, unknown>): Call
     return shellScope(String(input.command));
   }
   if (FILE_TOOLS.has(tool)) {
-    return fileScope(tool, String(input.path));
+    // Grants are keyed on the path's one canonical spelling, the one the tool itself will use.
+    const path = normaliseWorkspacePath(String(input.path));
+    return fileScope(tool, path.ok ? path.value : String(input.path));
   }
   if (tool === 'http_request') {
     return httpScope(input.method === 'POST' ? 'POST' : 'GET', new URL(String(input.url)));
