@@ -106,6 +106,8 @@ const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} ms` : 'n/a');
 const x = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(1)}×` : 'n/a');
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const b0 = (v: number) => `${Math.round(v).toLocaleString('en-US')} B`;
+const r2 = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
+const pct = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${((a / b) * 100).toFixed(2)}%` : 'n/a');
 const us = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} µs` : 'n/a');
 const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
 /** A shell line inside a table cell: code span, pipes escaped, newlines shown as ⏎. */
@@ -127,9 +129,9 @@ export function renderMarkdown(r: Results): string {
   out.push(`- Machine: Node.js ${r.node}, ${r.cpus} CPU(s) (${r.cpuModel}), Redis ${r.redisVersion} on 127.0.0.1 (shared with other work)`);
   out.push('- Everything runs in one Node.js process: gateway, loop-worker and interaction-service (the e2e');
   out.push('  `TestStack`), the socket.io answerer and the baselines, so the client shares the event loop with the');
-  out.push('  services; worker concurrency 50, lease 15 s (the production default). Scripted agents: no model latency, one `ask_user_text` per turn, each');
-  out.push('  question with the default 3600 s timeout (so each also schedules a deadline job and each answer');
-  out.push('  cancels it).');
+  out.push('  services; worker concurrency 50, lease 15 s (the production default). Scripted agents: no model latency, one tool call');
+  out.push('  per turn (`ask_user_text`, or `write_file` in the approval benchmarks), each question or approval with the');
+  out.push('  default 3600 s timeout (so each also schedules a deadline job and each answer cancels it).');
   out.push('- Noise: on this shared 2-core machine, repeated runs moved absolute figures by up to 2× (the');
   out.push('  concurrent baseline most: 2,600 to 5,300 cycles/s over two runs); compare ratios within one run.');
   out.push('');
@@ -142,7 +144,8 @@ export function renderMarkdown(r: Results): string {
   out.push('');
   out.push(`It needs a Redis at \`REDIS_URL\` (default \`redis://127.0.0.1:6379\`), took ${r.seconds.toFixed(0)} s here, uses its`);
   out.push('own key prefixes, deletes its keys afterwards (never FLUSHDB), prints the figures and rewrites this');
-  out.push('file. Its only assertions are sanity checks (every run finished, every question was answered).');
+  out.push('file. Its only assertions are sanity checks (every run finished, every question was answered, calls');
+  out.push('covered by a grant ran without asking), never timing thresholds.');
   out.push('Set `BENCH_QUICK=1` for a smaller smoke run that prints but does not rewrite this file.');
   out.push('');
   out.push('## Summary');
@@ -173,6 +176,25 @@ export function renderMarkdown(r: Results): string {
     out.push(`| Redis memory per parked run: the run's own keys excl. the log | ${b0(m.runOwnedExclLog)} | ${b0(m.mini.perRun)} (minimal: run hash + stream entry) | ${x(m.runOwnedExclLog, m.mini.perRun)} |`);
     out.push(`| … plus its share of the tenant's stream and indexes | ${b0(m.runOwnedExclLog + m.tenantShared)} | ${b0(m.mini.perRun)} | ${x(m.runOwnedExclLog + m.tenantShared, m.mini.perRun)} |`);
     out.push(`| … plus BullMQ keys (${m.runs} parked runs) | ${b0(m.runOwnedExclLog + m.tenantShared + m.bullmqTotal)} | ${b0(m.mini.perRun + m.mini.bullmq)} | ${x(m.runOwnedExclLog + m.tenantShared + m.bullmqTotal, m.mini.perRun + m.mini.bullmq)} |`);
+  }
+  if (r.approvals) {
+    const a = r.approvals;
+    const q = r.throughput?.parley.perSec ?? Number.NaN;
+    out.push(`| approve → resume cycles per second, ${a.runs} concurrent runs (\`write_file\`, allow once) | ${n1(a.perSec)} /s | ${n1(q)} /s (Parley question cycle, §2) | ${r2(a.perSec, q)} |`);
+    const qc = r.commands?.parleyConcurrent.local ?? Number.NaN;
+    out.push(`| Redis commands sent per approve → resume cycle (concurrent, gross) | ${n1(a.commands.local)} | ${n1(qc)} (Parley question cycle, §3) | ${x(a.commands.local, qc)} |`);
+  }
+  if (r.grants) {
+    const g = r.grants;
+    const a = r.approvals?.perSec ?? Number.NaN;
+    out.push(`| tool calls per second on a run grant, no person (${g.runs} concurrent runs, gross) | ${n1(g.perSec)} /s | ${n1(a)} /s (approve → resume cycles, §5) | ${x(g.perSec, a)} |`);
+    const ac = r.approvals?.commands.local ?? Number.NaN;
+    out.push(`| Redis commands sent per grant-covered call (marginal) | ${n1(g.marginalCommands.local)} | ${n1(ac)} (per approve → resume cycle, gross, §5) | ${x(g.marginalCommands.local, ac)} |`);
+  }
+  if (r.commandLine) {
+    const c = r.commandLine;
+    const p50 = r.latency?.parleyResume.p50 ?? Number.NaN;
+    out.push(`| \`analyseCommandLine\`, per call (mix of ${c.lines} shell lines) | ${us(c.usPerCall)} | ${ms(p50)} (answer → resume p50, §1) | ${pct(c.usPerCall / 1000, p50)} |`);
   }
   out.push('');
 
@@ -289,7 +311,124 @@ export function renderMarkdown(r: Results): string {
     out.push(`BullMQ ${b0(m.mini.bullmq)} per run (jobs removed on completion), \`used_memory\` delta ${b0(m.mini.usedMemoryPerRun)} per run.`);
     out.push('');
   }
+  renderApprovals(r, out);
+  renderGrants(r, out);
+  renderCommandLine(r, out);
   return out.join('\n');
+}
+
+function renderApprovals(r: Results, out: string[]): void {
+  if (!r.approvals) {
+    return;
+  }
+  const a = r.approvals;
+  const t = r.throughput;
+  const qc = r.commands?.parleyConcurrent;
+  out.push(`## 5. Approve → resume cycles per second (${a.runs} concurrent runs)`);
+  out.push('');
+  out.push(`The shape of §2 with a tool approval instead of a question: ${a.runs} runs started at once (over HTTP, 20`);
+  out.push(`requests in flight) of an agent whose ${a.callsPerRun} turns each call \`write_file\` on a different path (permission`);
+  out.push('`ask`, the default; no grant), so every call parks the run on a `tool_approval` interaction. The same');
+  out.push(`socket.io client answers each as it opens with \`{ decision: 'allow_once' }\`; one loop-worker, concurrency ${a.concurrency}.`);
+  out.push('On top of a question cycle, an approval cycle looks the call\'s grant keys up before asking (one');
+  out.push('`SMISMEMBER`, which finds nothing), builds the approval prompt, checks the decision against it, and runs');
+  out.push('the approved call (a workspace write). Measured right after §2, in the same bench run.');
+  out.push('');
+  out.push('| | cycles | wall time | cycles/s | answer → resume p50 | p99 | commands sent per cycle | executed (server, noisy) |');
+  out.push('|---|---|---|---|---|---|---|---|');
+  out.push(`| Parley: approve → resume (\`write_file\`, allow once) | ${a.cycles} | ${(a.ms / 1000).toFixed(2)} s | ${n1(a.perSec)} | ${ms(a.resume.p50)} | ${ms(a.resume.p99)} | ${n1(a.commands.local)} | ${n1(a.commands.server)} |`);
+  if (t) {
+    out.push(`| Parley: question → answer (§2, \`ask_user_text\`) | ${t.parley.cycles} | ${(t.parley.ms / 1000).toFixed(2)} s | ${n1(t.parley.perSec)} | ${ms(t.parley.resume.p50)} | ${ms(t.parley.resume.p99)} | ${n1(qc?.local ?? Number.NaN)} | ${n1(qc?.server ?? Number.NaN)} |`);
+  }
+  out.push('');
+  if (t) {
+    out.push(`An approval cycle ran at ${r2(a.perSec, t.parley.perSec)} the rate of a question cycle and sent ${x(a.commands.local, qc?.local ?? Number.NaN)} the commands.`);
+  }
+  if (a.absorbed > 0) {
+    out.push(`(${a.absorbed} approvals arrived before their run had parked and were absorbed without a resume.)`);
+  }
+  out.push('');
+}
+
+function renderGrants(r: Results, out: string[]): void {
+  if (!r.grants) {
+    return;
+  }
+  const g = r.grants;
+  const a = r.approvals;
+  out.push('## 6. Tool calls covered by a run grant');
+  out.push('');
+  out.push('The same kind of agent, but its first `write_file` is approved with `{ decision: \'allow_run\', directory: \'\' }`');
+  out.push('(the whole workspace: the grant `write_file:dir:` covers every later path), and the calls after it, each');
+  out.push('to another path, run on that grant: no interaction, no park, no person. Per covered call the worker');
+  out.push('reads the log, takes one scripted model turn and appends it, looks the call\'s grant keys up with one');
+  out.push('`SMISMEMBER` on the run\'s grant set, writes the file and appends the result (with its `approval` basis).');
+  out.push('');
+  out.push(`Concurrent: ${g.runs} runs of an agent with ${g.coveredPerRun} covered calls after the approved one, held on their`);
+  out.push('approval until all had parked; then every `allow_run` answer was sent at once and the clock ran to the');
+  out.push(`last \`run.finished\` (worker concurrency ${g.concurrency}). That window also holds each run's resume and finish; the`);
+  out.push('same round with an agent that finishes right after its approved call (no covered call) is subtracted for');
+  out.push('the marginal figures.');
+  out.push('');
+  out.push('| | tool calls | wall time | tool calls/s |');
+  out.push('|---|---|---|---|');
+  out.push(`| Parley: covered calls, gross (${g.runs} runs × ${g.coveredPerRun}, incl. each run's resume and finish) | ${g.covered} | ${(g.ms / 1000).toFixed(2)} s | ${n1(g.perSec)} |`);
+  out.push(`| Parley: covered calls, marginal (minus the ${(g.bareMs / 1000).toFixed(2)} s round without them) | ${g.covered} | ${((g.ms - g.bareMs) / 1000).toFixed(2)} s | ${n1(g.marginalPerSec)} |`);
+  if (a) {
+    out.push(`| For comparison: calls approved one by one, allow once (§5, approve → resume cycles) | ${a.cycles} | ${(a.ms / 1000).toFixed(2)} s | ${n1(a.perSec)} |`);
+  }
+  out.push('');
+  out.push('One covered step, timed between consecutive `tool.result` events of a run (model turn + covered call):');
+  out.push('');
+  out.push('| | samples | p50 | p99 | mean |');
+  out.push('|---|---|---|---|---|');
+  out.push(`| sequential: one run at a time, ${g.sequential.callsPerRun} covered calls each | ${g.sequential.step.count} | ${ms(g.sequential.step.p50)} | ${ms(g.sequential.step.p99)} | ${ms(g.sequential.step.mean)} |`);
+  out.push(`| ${g.runs} concurrent runs | ${g.step.count} | ${ms(g.step.p50)} | ${ms(g.step.p99)} | ${ms(g.step.mean)} |`);
+  out.push('');
+  out.push('Redis commands per covered call (counted as in §3):');
+  out.push('');
+  out.push('| per covered call | sent | executed (server, noisy) |');
+  out.push('|---|---|---|');
+  out.push(`| gross (the window over covered calls; resume and finish amortised over ${g.coveredPerRun}) | ${n1(g.commands.local)} | ${n1(g.commands.server)} |`);
+  out.push(`| marginal (minus the round without covered calls) | ${n1(g.marginalCommands.local)} | ${n1(g.marginalCommands.server)} |`);
+  out.push(`| of which \`SMISMEMBER\` on the grant set (exact; the bench asserts one per covered call) | ${g.smismemberPerCall.toFixed(2)} | |`);
+  if (a) {
+    out.push(`| for comparison: per approve → resume cycle, gross (§5) | ${n1(a.commands.local)} | ${n1(a.commands.server)} |`);
+  }
+  out.push('');
+  out.push('Where the marginal commands go (sent, per covered call; `evalsha:<name>` is one script call; entries');
+  out.push('under 0.05 per call, such as BullMQ\'s idle polling over the longer window, left out):');
+  out.push('');
+  out.push('| command | per covered call |');
+  out.push('|---|---|');
+  g.breakdown.forEach(([name, perCall]) => out.push(`| \`${name}\` | ${perCall.toFixed(2)} |`));
+  out.push('');
+}
+
+function renderCommandLine(r: Results, out: string[]): void {
+  if (!r.commandLine) {
+    return;
+  }
+  const c = r.commandLine;
+  out.push('## 7. Command-line analysis');
+  out.push('');
+  out.push('`analyseCommandLine` (`libs/tools/src/shell/command-line.ts`) reads every `shell` call that needs approval,');
+  out.push('before the grant lookup, to find the simple commands it runs and their grant keys. It is pure CPU, timed');
+  out.push(`here in the bench process (after a warm-up) on ${c.lines} typical lines: all together in ${c.rounds} rounds of ${n0(c.callsPerRound)}`);
+  out.push('calls (the median round, with the fastest and slowest), and each line alone (median of as many rounds).');
+  out.push('');
+  out.push('| | calls/s | µs per call | fastest round | slowest round |');
+  out.push('|---|---|---|---|---|');
+  out.push(`| mix of ${c.lines} lines | ${n0(c.opsPerSec)} | ${us(c.usPerCall)} | ${us(c.minUs)} | ${us(c.maxUs)} |`);
+  out.push('');
+  out.push('| line | what the scanner makes of it | µs per call |');
+  out.push('|---|---|---|');
+  c.perLine.forEach(({ line, verdict, us: perCall }) => out.push(`| ${cell(line)} | ${verdict.replace(/\|/g, '\\|')} | ${us(perCall)} |`));
+  out.push('');
+  if (r.latency) {
+    out.push(`At ${us(c.usPerCall)} a call, the analysis is ${pct(c.usPerCall / 1000, r.latency.parleyResume.p50)} of one answer → resume at p50 (§1, ${ms(r.latency.parleyResume.p50)}).`);
+    out.push('');
+  }
 }
 
 export function writeReport(path: string, results: Results): void {
