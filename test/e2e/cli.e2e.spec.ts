@@ -20,13 +20,15 @@ describe('the parley CLI against the real gateway', () => {
   const seen = (session: CliSession, text: string, from = 0) =>
     waitFor(() => (session.out + session.err).indexOf(text, from) >= 0, { message: `CLI output to show ${JSON.stringify(text)}` });
 
-  it('run: follows the demo, prompts for each question in the terminal and exits 0 with the summary', async () => {
+  it('run: follows the demo, prompts for each question and the approval in the terminal and exits 0 with the summary', async () => {
     const cli = new CliSession(['run', 'demo', 'Plan a team offsite'], env);
     await seen(cli, 'choice> ');
     cli.type('1');
     await seen(cli, 'Anything I should keep in mind for the Retreat');
     await seen(cli, '> ', (cli.out + cli.err).indexOf('Anything I should keep in mind'));
     cli.type('Lisbon, in May');
+    await seen(cli, 'o/s/r/e/d> ');
+    cli.type('o');
     await seen(cli, 'approve? y/n> ');
     cli.type('y');
     await seen(cli, 'feedback (optional)> ');

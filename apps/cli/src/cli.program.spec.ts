@@ -19,6 +19,12 @@ describe('parley CLI (against a fake gateway)', () => {
   });
 
   afterEach(async () => {
+    // A test that failed half-way may leave `parley run` following a run; ending it lets jest exit.
+    for (const run of gateway.runs.values()) {
+      if (!['finished', 'failed', 'cancelled'].includes(run.status)) {
+        gateway.fail(run.id, 'the test ended');
+      }
+    }
     await gateway.stop();
   });
 
@@ -150,7 +156,7 @@ describe('parley CLI (against a fake gateway)', () => {
     });
 
     it('says how an approval was decided elsewhere', async () => {
-      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'make' });
+      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'make test' });
       const session = cli('run', 'echo', 'build');
       await waitFor(() => session.out.endsWith('o/s/r/e/d> '), 'the approval prompt');
       const run = await startedRun();
@@ -412,7 +418,7 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(once.out).toBe(`answered ${shell.id} (tool_approval): approved once\n`);
 
       const ask = (tool: string, input: Record<string, unknown>) => gateway.askApproval(shell.runId, tool, input);
-      const stage = ask('shell', { command: 'make test' });
+      const stage = ask('shell', { command: 'git diff' });
       expect(await cli('respond', stage.id, '--approve', '--stage').exit).toBe(0);
       const run = ask('shell', { command: 'git status' });
       const runAnswer = cli('respond', run.id, '--approve', '--run');
@@ -439,7 +445,7 @@ describe('parley CLI (against a fake gateway)', () => {
         { decision: 'allow_stage', input: { command: 'git push --dry-run' } },
         { decision: 'deny', reason: 'not now' },
       ]);
-      expect(gateway.interactions.get(stage.id)?.answer).toMatchObject({ grants: ['stage|build|shell:cmd:make test'] });
+      expect(gateway.interactions.get(stage.id)?.answer).toMatchObject({ grants: ['stage|build|shell:cmd:git diff'] });
     });
 
     it.each([
@@ -448,12 +454,13 @@ describe('parley CLI (against a fake gateway)', () => {
       [['--approve', '--stage', '--run'], 'error: --stage and --run cannot be combined'],
       [['--deny', '--run'], 'error: --run only go with --approve or --edit, not with --deny'],
       [['--approve', '--reason', 'x'], 'error: --reason only goes with --deny'],
-      [['--approve', '--dir', 'notes'], 'error: --dir: shell grants are not kept per folder'],
+      [['--approve', '--dir', 'notes'], 'error: --dir needs --stage or --run'],
+      [['--approve', '--run', '--dir', 'notes'], 'error: --dir: shell grants are not kept per folder'],
       [['--run', 'r1'], 'error: --run r1: a run id only filters the listing; to approve a tool call for the rest of the run, give --run without a value'],
       [['--approve', '--feedback', 'f'], 'error: --feedback cannot answer a tool_approval interaction'],
       [['--stage'], "error: a tool_approval interaction needs --approve (allow once; add --stage or --run for longer), --edit '<json>' or --deny"],
     ])('exits 2 on misplaced approval flags %j, without sending anything', async (flags, message) => {
-      const interaction = await openApproval('shell', { command: 'make' });
+      const interaction = await openApproval('shell', { command: 'make test' });
       const session = cli('respond', interaction.id, ...flags);
       expect(await session.exit).toBe(2);
       expect(session.err).toContain(message);
@@ -475,8 +482,8 @@ describe('parley CLI (against a fake gateway)', () => {
     });
 
     it("exits 1 with the gateway's reason when it refuses the edited arguments", async () => {
-      const interaction = await openApproval('shell', { command: 'make' });
-      const session = cli('respond', interaction.id, '--edit', '{"cmd": "make"}');
+      const interaction = await openApproval('shell', { command: 'make test' });
+      const session = cli('respond', interaction.id, '--edit', '{"cmd": "make test"}');
       expect(await session.exit).toBe(1);
       expect(session.err).toMatch(/^error: invalid answer: input: /);
     });
@@ -530,7 +537,7 @@ describe('parley CLI (against a fake gateway)', () => {
 
     it('claims and releases an approval, and shows the claim in listings and logs', async () => {
       const run = await startRun();
-      const approval = gateway.askApproval(run.id, 'shell', { command: 'make' });
+      const approval = gateway.askApproval(run.id, 'shell', { command: 'make test' });
       const claim = cli('approvals', '--claim', approval.id);
       expect(await claim.exit).toBe(0);
       expect(claim.out).toMatch(new RegExp(`^approval ${approval.id} claimed by cli until \\d{4}-\\d\\d-\\d\\dT\\S+Z\\n$`));
@@ -560,7 +567,7 @@ describe('parley CLI (against a fake gateway)', () => {
 
     it("reports someone else's live claim when claiming or answering, and a member's claim as forbidden", async () => {
       const run = await startRun();
-      const approval = gateway.askApproval(run.id, 'shell', { command: 'make' });
+      const approval = gateway.askApproval(run.id, 'shell', { command: 'make test' });
       const held = gateway.claimAs('bob', approval.id);
       const until = held.claim?.until ?? '';
 
@@ -632,7 +639,7 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await cli('respond', edited.id, '--edit', '{"command": "git push --dry-run"}', '--run').exit).toBe(0);
       const expired = gateway.askApproval(run.id, 'write_file', { path: 'a.md', content: 'x' });
       gateway.expire(expired.id);
-      gateway.askApproval(run.id, 'shell', { command: 'make' });
+      gateway.askApproval(run.id, 'shell', { command: 'make test' });
       gateway.finish(run.id);
 
       const table = cli('audit', run.id);

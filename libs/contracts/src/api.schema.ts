@@ -65,6 +65,26 @@ export const SafeCommandsQuerySchema = z.strictObject({
   agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name').optional(),
 });
 
+/** A safe command in effect and where it came from (`GET /v1/approvals/safe-commands`). */
+export const SafeCommandInEffectSchema = z.object({
+  /** "cat" or "git status". */
+  entry: z.string(),
+  source: z.union([z.literal('default'), z.literal('global'), z.templateLiteral(['agent:', z.string()])]),
+  /** Why it is safe, for the shipped defaults. */
+  note: z.string().optional(),
+});
+export type SafeCommandInEffect = z.infer<typeof SafeCommandInEffectSchema>;
+export type SafeCommandSource = SafeCommandInEffect['source'];
+
+export const SafeCommandsReplySchema = z.object({ agent: z.string().nullable(), safeCommands: z.array(SafeCommandInEffectSchema) });
+export type SafeCommandsReply = z.infer<typeof SafeCommandsReplySchema>;
+
+/** "notes", "notes/", "./notes/" → "notes/"; "", ".", "/" → "" (the whole workspace): a folder an approver grants. */
+export function grantFolder(raw: string): string {
+  const trimmed = raw.trim().replace(/^\.\//, '').replace(/^\/+|\/+$/g, '');
+  return trimmed === '' || trimmed === '.' ? '' : `${trimmed}/`;
+}
+
 /** One decision on a call that needed approval, as `GET /v1/runs/:id/audit` shows it. */
 export const AuditEntrySchema = z.object({
   at: z.string(),

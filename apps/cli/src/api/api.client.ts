@@ -6,6 +6,9 @@ import {
   InteractionSchema,
   LogEntrySchema,
   RunSchema,
+  SafeCommandsReplySchema,
+  type SafeCommandInEffect,
+  type SafeCommandsReply,
   type AgentSummary,
   type AnswerBody,
   type AuditEntry,
@@ -31,14 +34,8 @@ const InteractionReply = z.object({ interaction: InteractionSchema });
 const ApprovalsReply = z.object({ approvals: z.array(InteractionSchema) });
 const AuditReply = z.object({ entries: z.array(AuditEntrySchema) });
 
-const SafeCommandSchema = z.object({
-  entry: z.string(),
-  source: z.union([z.literal('default'), z.literal('global'), z.templateLiteral(['agent:', z.string()])]),
-  note: z.string().optional(),
-});
-export type SafeCommand = z.infer<typeof SafeCommandSchema>;
-const SafeCommandsReply = z.object({ agent: z.string().nullable(), safeCommands: z.array(SafeCommandSchema) });
-export type SafeCommands = z.infer<typeof SafeCommandsReply>;
+export type SafeCommand = SafeCommandInEffect;
+export type SafeCommands = SafeCommandsReply;
 
 export type ApprovalsQuery = { agent?: string; tool?: string; runId?: string; limit?: number };
 
@@ -110,7 +107,7 @@ export class ApiClient {
 
   /** The safe commands in effect for an agent, or for every agent without one. */
   async safeCommands(agent?: string): Promise<SafeCommands> {
-    return this.request('GET', '/v1/approvals/safe-commands', SafeCommandsReply, { query: { agent } });
+    return this.request('GET', '/v1/approvals/safe-commands', SafeCommandsReplySchema, { query: { agent } });
   }
 
   /** Every decision on a call of this run that needed approval. */

@@ -58,7 +58,7 @@ export function registerApprovalsCommand(program: Command, action: ActionFactory
   approvals
     .command('safe')
     .description('list the safe commands in effect (shell commands that run without asking), with where each comes from')
-    .addHelpText('after', '\nWith --agent A (given to `approvals`), the commands in effect for that agent: the defaults, the global ones and its own.')
+    .addHelpText('after', '\nWith --agent A, the commands in effect for that agent: the defaults, the global ones and its own.')
     .action(
       action(async (ctx, cmd) => {
         const options = cmd.optsWithGlobals<ApprovalsOptions>();

@@ -61,11 +61,11 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
           reason: options.reason,
         };
         if (id === undefined) {
+          if (options.run === true && !hasAnswerFlags({ ...flags, run: false })) {
+            throw new UsageError('--run needs a run id to filter the listing (parley respond --run <runId>)');
+          }
           if (hasAnswerFlags(flags)) {
             throw new UsageError('give the id of the interaction to answer (parley respond <id> ...)');
-          }
-          if (options.run === true) {
-            throw new UsageError('--run needs a run id to filter the listing (parley respond --run <runId>)');
           }
           return listOpen(ctx, typeof options.run === 'string' ? options.run : undefined);
         }

@@ -1,4 +1,4 @@
-import type { AnswerBody, ApprovalDecision, ApprovalPrompt, Prompt } from '@parley/contracts';
+import { grantFolder, type AnswerBody, type ApprovalDecision, type ApprovalPrompt, type Prompt } from '@parley/contracts';
 import { UsageError } from '../cli.errors';
 import { formatFolder } from '../format/interaction.format';
 import { parseChoice, parseJsonObject } from '../prompt/answer.parsing';
@@ -129,7 +129,7 @@ function folderFromFlag(prompt: ApprovalPrompt, dir: string, decision: ApprovalD
   if (folders === undefined || folders.length === 0) {
     throw new UsageError(`--dir: ${prompt.tool} grants are not kept per folder`);
   }
-  const folder = normaliseFolder(dir);
+  const folder = grantFolder(dir);
   if (!folders.includes(folder)) {
     throw new UsageError(`--dir: "${dir}" does not hold ${prompt.telling.value}; choose one of ${folders.map(formatFolder).join(', ')}`);
   }
@@ -137,14 +137,6 @@ function folderFromFlag(prompt: ApprovalPrompt, dir: string, decision: ApprovalD
 }
 
 /** As the gateway reads it: "notes", "notes/", "./notes/" → "notes/"; "", ".", "/" → "" (the whole workspace). */
-export function normaliseFolder(raw: string): string {
-  const trimmed = raw
-    .trim()
-    .replace(/^\.\//, '')
-    .replace(/^\/+|\/+$/g, '');
-  return trimmed === '' || trimmed === '.' ? '' : `${trimmed}/`;
-}
-
 function givenFlags(flags: AnswerFlags): string[] {
   const given: string[] = [];
   const add = (flag: string, present: boolean): void => {

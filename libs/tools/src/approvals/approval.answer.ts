@@ -1,4 +1,4 @@
-import type { Answer, AnswerBody, ApprovalPrompt, ErrorIssue } from '@parley/contracts';
+import { grantFolder, type Answer, type AnswerBody, type ApprovalPrompt, type ErrorIssue } from '@parley/contracts';
 import { checkToolInput } from '../tool.catalogue';
 import { argsDigest, canonicalJson } from './args.digest';
 import { describeCall, grantKey, grantMember } from './call.scope';
@@ -81,7 +81,7 @@ function scopedGrants(
   }
   let keys = offer.keys;
   if (body.directory !== undefined) {
-    const folder = folderChoice(body.directory);
+    const folder = grantFolder(body.directory);
     if (!FILE_TOOLS.has(prompt.tool) || !offer.directories?.includes(folder)) {
       const choices = offer.directories?.map((d) => JSON.stringify(d)).join(', ');
       issues.push({
@@ -93,10 +93,4 @@ function scopedGrants(
     keys = [grantKey.folder(prompt.tool, folder)];
   }
   return keys.map((key) => (decision === 'allow_run' ? grantMember.run(key) : grantMember.stage(prompt.stage, key)));
-}
-
-/** "notes", "notes/", "./notes/" → "notes/"; "", ".", "/" → "" (the whole workspace). */
-function folderChoice(raw: string): string {
-  const trimmed = raw.trim().replace(/^\.\//, '').replace(/^\/+|\/+$/g, '');
-  return trimmed === '' || trimmed === '.' ? '' : `${trimmed}/`;
 }

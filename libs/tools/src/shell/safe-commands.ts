@@ -1,3 +1,4 @@
+import type { SafeCommandInEffect, SafeCommandSource } from '@parley/contracts';
 import { ungrantableReason, type CommandLineAnalysis, type SimpleCommand } from './command-line';
 
 /** A program, optionally with one subcommand, that needs no approval whatever its arguments. */
@@ -6,15 +7,7 @@ export interface SafeCommandEntry {
   subcommand?: string;
 }
 
-export type SafeCommandSource = 'default' | 'global' | `agent:${string}`;
-
-export interface SafeCommandInEffect {
-  /** "cat" or "git status". */
-  entry: string;
-  source: SafeCommandSource;
-  /** Why it is safe, for the shipped defaults. */
-  note?: string;
-}
+export type { SafeCommandInEffect, SafeCommandSource } from '@parley/contracts';
 
 /** Bare program names only: a path or a shell metacharacter would let the entry mean something else. */
 const ENTRY_PROGRAM = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
