@@ -293,6 +293,9 @@ describe('tool approvals', () => {
     const first = await approval(runId);
     expect(first.prompt).toMatchObject({ tool: 'http_request', telling: { label: 'host', value: host }, grant: { keys: [`http_request:host:GET ${host}`] } });
     expect(hits).toEqual([]);
+    const offList = await stack.answer(first.id, { decision: 'allow_once', input: { url: 'http://169.254.169.254/latest' } });
+    expect(offList.status).toBe(422);
+    expect(offList.body.error.details.issues[0]).toMatchObject({ field: 'input', reason: expect.stringContaining('169.254.169.254') });
     expect((await stack.answer(first.id, { decision: 'allow_run' })).status).toBe(200);
     const post = await approval(runId, first.id);
     expect(post.prompt.input).toMatchObject({ method: 'POST' });

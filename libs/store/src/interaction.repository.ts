@@ -134,8 +134,8 @@ export class InteractionRepository {
     )) as [string, string?, string?];
     switch (reply[0]) {
       case 'claimed':
-        return { status: 'claimed', claim: claim ?? { subject: by.subject, until: '' } };
       case 'released':
+        return claim ? { status: 'claimed', claim } : { status: 'released' };
         return { status: 'released' };
       case 'held':
         return { status: 'held', claim: { subject: reply[1] ?? '', until: new Date(Number(reply[2])).toISOString() } };

@@ -158,10 +158,6 @@ export class RunRepository {
     return new Set(members.filter((_, i) => held[i] === 1));
   }
 
-  async grants(tenant: string, runId: string): Promise<string[]> {
-    return (await this.ctx.redis.smembers(this.ctx.keys.runGrants(tenant, runId))).sort();
-  }
-
   /** Who asked to stop a run a worker was holding. */
   async cancelRequester(tenant: string, runId: string): Promise<Actor> {
     const raw = await this.ctx.redis.hget(this.ctx.keys.run(tenant, runId), 'cancelBy');

@@ -618,7 +618,7 @@ describe('approvals', () => {
     const store = makeStore();
     const { run, interaction } = await approvalRun(store);
     expect((await store.interactions.resolve({ interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE })).status).toBe('resolved');
-    expect(await store.runs.grants(TENANT, run.runId)).toEqual(['run|shell:cmd:touch']);
+    expect(await admin.smembers(store.ctx.keys.runGrants(TENANT, run.runId))).toEqual(['run|shell:cmd:touch']);
     expect(await store.runs.grantedAmong(TENANT, run.runId, ['run|shell:cmd:touch', 'run|shell:cmd:rm', 'stage|main|shell:cmd:touch'])).toEqual(
       new Set(['run|shell:cmd:touch']),
     );
@@ -633,6 +633,12 @@ describe('approvals', () => {
     expect(await store.runs.park(again, 'approval', second.interaction.id)).toBe('parked');
     expect(await store.runs.cancel(stopped.run, BOB, { id: second.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled' });
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, stopped.run.runId))).toBe(0);
+
+    // An approval still open when its run failed (an unfenced end) writes no grant when answered late.
+    const failed = await approvalRun(store);
+    expect(await store.runs.end({ ...failed.lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toBe('ended');
+    expect((await store.interactions.resolve({ interaction: failed.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE })).status).toBe('resolved');
+    expect(await admin.exists(store.ctx.keys.runGrants(TENANT, failed.run.runId))).toBe(0);
   });
 
   it('a live claim lets only its holder resolve; deadlines ignore it; an expired claim binds nobody', async () => {

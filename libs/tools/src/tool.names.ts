@@ -11,7 +11,6 @@ export type HumanToolName = (typeof HUMAN_TOOLS)[number];
 
 /** Tools that reach outside the workspace; off unless an agent lists them. */
 export const OUTSIDE_TOOLS = ['shell', 'http_request'] as const;
-export type OutsideToolName = (typeof OUTSIDE_TOOLS)[number];
 
 export const ALL_TOOL_NAMES = [...WORKSPACE_TOOLS, FINISH_TOOL, ...HUMAN_TOOLS, ...OUTSIDE_TOOLS] as const;
 export type ToolName = (typeof ALL_TOOL_NAMES)[number];
@@ -35,8 +34,4 @@ export function isWorkspaceTool(name: string): name is WorkspaceToolName {
 
 export function isToolName(name: string): name is ToolName {
   return (ALL_TOOL_NAMES as readonly string[]).includes(name);
-}
-
-export function isOutsideTool(name: string): name is OutsideToolName {
-  return (OUTSIDE_TOOLS as readonly string[]).includes(name);
 }

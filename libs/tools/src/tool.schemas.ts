@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HUMAN_TOOL_LIMITS } from './tool.limits';
+import { normaliseWorkspacePath } from './workspace.path';
 
 const isAbsent = (input: unknown): boolean => input === undefined || input === null;
 
@@ -11,19 +12,29 @@ function text(description: string, options: { allowEmpty?: boolean } = {}) {
 
 const limit = (bytes: number): string => `at most ${bytes} bytes; longer text is cut`;
 
+/** A workspace path, checked where the arguments are checked: a call that could never succeed is never put to a person. */
+function workspacePath(description: string) {
+  return text(description).superRefine((value, ctx) => {
+    const path = normaliseWorkspacePath(value);
+    if (!path.ok && value !== '') {
+      ctx.addIssue({ code: 'custom', message: path.error });
+    }
+  });
+}
+
 export const ListFilesInputSchema = z.object({});
 
 export const ReadFileInputSchema = z.object({
-  path: text('Relative path with / between folders, e.g. notes/plan.md'),
+  path: workspacePath('Relative path with / between folders, e.g. notes/plan.md'),
 });
 
 export const WriteFileInputSchema = z.object({
-  path: text('Relative path with / between folders, e.g. notes/plan.md'),
+  path: workspacePath('Relative path with / between folders, e.g. notes/plan.md'),
   content: text('The whole new content of the file', { allowEmpty: true }),
 });
 
 export const DeleteFileInputSchema = z.object({
-  path: text('Relative path of the file to delete'),
+  path: workspacePath('Relative path of the file to delete'),
 });
 
 export const FinishInputSchema = z.object({

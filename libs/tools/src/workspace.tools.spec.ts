@@ -124,7 +124,7 @@ describe('executeWorkspaceTool', () => {
     ['delete_file', { path: 'a\u0000b' }, 'invalid path "a\\u0000b": control characters and invalid Unicode are not allowed'],
     ['write_file', { path: 'x'.repeat(300), content: '' }, `invalid path "${'x'.repeat(300)}": is 300 bytes, over the 256-byte limit`],
   ] as const)('%s refuses a bad path before touching the store: %j', async (name, input, message) => {
-    expect(await run(name, input)).toEqual({ content: JSON.stringify({ ok: false, error: message }), isError: true });
+    expect(await run(name, input)).toEqual({ content: JSON.stringify({ ok: false, error: `invalid ${name} input: path: ${message}` }), isError: true });
     expect(workspace.calls).toEqual([]);
   });
 

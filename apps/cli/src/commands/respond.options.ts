@@ -136,7 +136,6 @@ function folderFromFlag(prompt: ApprovalPrompt, dir: string, decision: ApprovalD
   return folder;
 }
 
-/** As the gateway reads it: "notes", "notes/", "./notes/" → "notes/"; "", ".", "/" → "" (the whole workspace). */
 function givenFlags(flags: AnswerFlags): string[] {
   const given: string[] = [];
   const add = (flag: string, present: boolean): void => {

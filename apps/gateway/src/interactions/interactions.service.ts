@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AgentCatalog } from '@parley/agents';
 import {
   ConflictError,
   ForbiddenError,
@@ -23,6 +24,7 @@ export class InteractionsService {
     private readonly store: ParleyStore,
     queues: ParleyQueues,
     private readonly auth: AuthService,
+    private readonly agents: AgentCatalog,
     @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {
     this.resolver = new InteractionResolver(store, queues);
@@ -65,7 +67,8 @@ export class InteractionsService {
     if (interaction.claim && interaction.claim.subject !== user.sub) {
       throw claimedBy(interaction.claim);
     }
-    const answer = validateAnswer(interaction.prompt, body, answerApproval);
+    const allowedHosts = this.agents.find(interaction.agent)?.http.allowed_hosts ?? [];
+    const answer = validateAnswer(interaction.prompt, body, (prompt, b, issues) => answerApproval(prompt, b, issues, { allowedHosts }));
     const by: Actor = { kind: 'user', subject: user.sub, role: user.role };
     const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by });
     switch (result.status) {

@@ -28,7 +28,10 @@ end
 redis.call('ZREM', KEYS[5], KEYS[4])
 redis.call('ZREM', KEYS[9], KEYS[4])
 redis.call('EXPIRE', KEYS[4], ARGV[13])
-if #ARGV >= 15 then
+local runStatus = redis.call('HGET', KEYS[6], 'status')
+local runLive = runStatus and runStatus ~= 'finished' and runStatus ~= 'failed' and runStatus ~= 'cancelled'
+-- Grants belong to a live run: an approval answered after its run ended leaves nothing behind.
+if #ARGV >= 15 and runLive then
   redis.call('SADD', KEYS[10], unpack(ARGV, 15))
 end
 redis.call('RPUSH', KEYS[7], ARGV[11])

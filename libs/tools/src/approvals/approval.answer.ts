@@ -1,16 +1,20 @@
 import { grantFolder, type Answer, type AnswerBody, type ApprovalPrompt, type ErrorIssue } from '@parley/contracts';
 import { checkToolInput } from '../tool.catalogue';
 import { argsDigest, canonicalJson } from './args.digest';
-import { describeCall, grantKey, grantMember } from './call.scope';
+import { hostAllowed } from '../http/http-request.tool';
+import { describeCall, grantKey, grantMember, isFileTool } from './call.scope';
 
-const FILE_TOOLS = new Set(['read_file', 'write_file', 'delete_file']);
+/** What the agent allows, for checking an approver's edit. */
+export interface ApprovalPolicy {
+  allowedHosts?: readonly string[];
+}
 
 /**
  * Turns an approver's choice into the answer to record: the arguments that will run (an edit is
  * checked against the tool's schema), the grants a scoped choice writes, and the digest of the
  * arguments for the audit. Pushes an issue naming the field when the choice cannot be accepted.
  */
-export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[]): Answer | undefined {
+export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[], policy: ApprovalPolicy = {}): Answer | undefined {
   const { decision } = body;
   if (decision === undefined) {
     issues.push({ field: 'decision', reason: 'required: allow_once, allow_stage, allow_run or deny' });
@@ -32,7 +36,7 @@ export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues:
     issues.push({ field: 'reason', reason: 'only used with decision deny' });
     return undefined;
   }
-  const input = finalInput(prompt, body, issues);
+  const input = finalInput(prompt, body, issues, policy);
   if (input === undefined) {
     return undefined;
   }
@@ -46,13 +50,18 @@ export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues:
   return { kind: 'tool_approval', decision, input, edited, grants, argsDigest: argsDigest(input) };
 }
 
-function finalInput(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[]): Record<string, unknown> | undefined {
+function finalInput(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue[], policy: ApprovalPolicy): Record<string, unknown> | undefined {
   if (body.input === undefined) {
     return prompt.input;
   }
   const checked = checkToolInput(prompt.tool, body.input);
   if (!checked.ok) {
     issues.push({ field: 'input', reason: checked.error });
+    return undefined;
+  }
+  // An edit is held to the same rules as the model's call: a host off the agent's list would only fail when it ran.
+  if (prompt.tool === 'http_request' && policy.allowedHosts && !hostAllowed(new URL(String(checked.value.url)), policy.allowedHosts)) {
+    issues.push({ field: 'input', reason: `url: host ${new URL(String(checked.value.url)).host} is not on the agent's list (${policy.allowedHosts.join(', ')})` });
     return undefined;
   }
   return checked.value;
@@ -82,7 +91,7 @@ function scopedGrants(
   let keys = offer.keys;
   if (body.directory !== undefined) {
     const folder = grantFolder(body.directory);
-    if (!FILE_TOOLS.has(prompt.tool) || !offer.directories?.includes(folder)) {
+    if (!isFileTool(prompt.tool) || !offer.directories?.includes(folder)) {
       const choices = offer.directories?.map((d) => JSON.stringify(d)).join(', ');
       issues.push({
         field: 'directory',

@@ -20,7 +20,11 @@ export interface CallScope {
   offer: GrantOffer;
 }
 
-const FILE_TOOLS = new Set(['read_file', 'write_file', 'delete_file']);
+const FILE_TOOLS: ReadonlySet<string> = new Set(['read_file', 'write_file', 'delete_file']);
+
+export function isFileTool(tool: string): boolean {
+  return FILE_TOOLS.has(tool);
+}
 
 export const grantKey = {
   command: (key: string) => `shell:cmd:${key}`,
