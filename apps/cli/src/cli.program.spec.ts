@@ -124,7 +124,7 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await session.exit).toBe(0);
       expect(session.out).toContain('? Run shell command: ls && git status');
       expect(session.out).toContain('  Command: ls && git status\n  Arguments:\n    {\n      "command": "ls && git status"\n    }');
-      expect(session.out).toContain('For this run: allows `ls` and `git status` (any arguments) for the rest of the run.');
+      expect(session.out).toContain('For this run: allows `ls` and `git status` (any arguments inside the workspace) for the rest of the run.');
       expect(session.out).toContain('  Path: notes/a.md');
       expect(session.out).toContain('answer o (once), s (this stage), r (this run), e (edit) or d (deny)');
       expect(session.out).toContain('✓ run finished (finish): pushed');

@@ -129,7 +129,7 @@ describe('describeCall', () => {
       expect(scope.offer).toEqual({
         reusable: true,
         keys: ['shell:cmd:ls', 'shell:cmd:git status'],
-        description: '`ls` and `git status` (any arguments)',
+        description: '`ls` and `git status` (any arguments inside the workspace)',
       });
     });
 
@@ -312,6 +312,13 @@ describe('coverWithoutAsking', () => {
     const safe = safeCommandsInEffect({ global: ['git status'] });
     expect(cover('shell', { command: 'git status --short' }, [], safe)?.basis).toBe('safe_command');
     expect(cover('shell', { command: 'git push' }, [], safe)).toBeNull();
+  });
+
+  it('a grant or a safe command never covers arguments reaching outside the workspace', () => {
+    expect(cover('shell', { command: 'cat notes.md' }, ['run|shell:cmd:cat'])?.basis).toBe('grant');
+    expect(cover('shell', { command: 'cat /proc/1/environ' }, ['run|shell:cmd:cat'])).toBeNull();
+    expect(cover('shell', { command: 'cat ../other/x' }, ['run|shell:cmd:cat'], DEFAULT_SAFE)).toBeNull();
+    expect(cover('shell', { command: 'grep -r KEY $HOME' }, [], DEFAULT_SAFE)).toBeNull();
   });
 
   it('one uncovered command → null (a person must approve)', () => {

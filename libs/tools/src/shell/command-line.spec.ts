@@ -1,5 +1,4 @@
-import { analyseCommandLine, describeCommandKeys, type SimpleCommand } from './command-line';
-import { lineIsCovered } from './safe-commands';
+import { analyseCommandLine, describeCommandKeys, disguisingCharacters } from './command-line';
 
 const keysOf = (line: string): (string | null)[] => {
   const analysis = analyseCommandLine(line);
@@ -17,10 +16,19 @@ const reasonOf = (line: string): string => {
   return analysis.reason;
 };
 
+const confinementOf = (line: string): boolean[] => analyseCommandLine(line).commands.map((command) => command.confined);
+
+/** How grants cover a line: reusable, and every command granted by its key and confined to the workspace. */
 const coveredByGrants =
   (...granted: string[]) =>
-  (line: string): boolean =>
-    lineIsCovered(analyseCommandLine(line), (command: SimpleCommand) => command.key !== null && granted.includes(command.key));
+  (line: string): boolean => {
+    const analysis = analyseCommandLine(line);
+    return (
+      analysis.reusable &&
+      analysis.commands.length > 0 &&
+      analysis.commands.every((command) => command.key !== null && command.confined && granted.includes(command.key))
+    );
+  };
 
 describe('analyseCommandLine', () => {
   describe('reusable lines and their grant keys', () => {
@@ -28,8 +36,8 @@ describe('analyseCommandLine', () => {
       expect(analyseCommandLine('ls && git status')).toEqual({
         reusable: true,
         commands: [
-          { program: 'ls', args: [], key: 'ls' },
-          { program: 'git', args: ['status'], key: 'git status' },
+          { program: 'ls', args: [], key: 'ls', confined: true },
+          { program: 'git', args: ['status'], key: 'git status', confined: true },
         ],
       });
     });
@@ -61,8 +69,8 @@ describe('analyseCommandLine', () => {
       ['ls &&\n  pwd', ['ls', 'pwd']],
       ['ls |\ngrep x', ['ls', 'grep']],
       ['cd sub && \\\n  ls -la', ['cd', 'ls']],
-      ['./build.sh --fast', ['./build.sh']],
       ['/usr/bin/ls', ['/usr/bin/ls']],
+      ['/opt/tools/build.sh --fast', ['/opt/tools/build.sh']],
       ["'l''s'", ['ls']],
       ['l\\s', ['ls']],
       ['"ls" -la', ['ls']],
@@ -85,14 +93,21 @@ describe('analyseCommandLine', () => {
       ['ls *.ts src/{a,b} ~/x', ['ls']],
       ['printf "%s\\n" x', ['printf']],
       ['test -f x', ['test']],
-      ['find . -name x', ['find']],
+      ['docker compose ps', ['docker compose']],
+      ['kubectl get pods', ['kubectl get']],
+      ['git push -u origin main', ['git push']],
+      ['git log --oneline', ['git log']],
+      ['sort -u a.txt', ['sort']],
+      ['make build', ['make build']],
     ])('%j → %j', (line, keys) => {
       expect(keysOf(line)).toEqual(keys);
     });
 
     it('removes quotes from the program and arguments, and keeps expansions as written', () => {
       const analysis = analyseCommandLine(`echo 'a b' "c\\"d" e\\ f "\\$x" "a\\\\b" "\\q" $HOME "it's" ''`);
-      expect(analysis.commands).toEqual([{ program: 'echo', args: ['a b', 'c"d', 'e f', '$x', 'a\\b', '\\q', '$HOME', "it's", ''], key: 'echo' }]);
+      expect(analysis.commands).toEqual([
+        { program: 'echo', args: ['a b', 'c"d', 'e f', '$x', 'a\\b', '\\q', '$HOME', "it's", ''], key: 'echo', confined: false },
+      ]);
     });
 
     it('`git diff` does not have the key of `git push`', () => {
@@ -219,8 +234,8 @@ describe('analyseCommandLine', () => {
         reusable: false,
         reason: `\`${program}\` runs other commands`,
         commands: [
-          { program: 'ls', args: [], key: 'ls' },
-          { program, args: ['x'], key: null },
+          { program: 'ls', args: [], key: 'ls', confined: true },
+          { program, args: ['x'], key: null, confined: true },
         ],
       });
     });
@@ -257,6 +272,111 @@ describe('analyseCommandLine', () => {
     });
 
     it.each([
+      ['find . -name x', '`find` can run other commands (-exec, -ok; -delete and -fprint change files)'],
+      ['find . -exec rm {} +', '`find` can run other commands (-exec, -ok; -delete and -fprint change files)'],
+      ['ssh host ls', '`ssh` can run other commands (on another machine, or locally through -o ProxyCommand)'],
+      ['scp a host:b', '`scp` can run other commands (-S, -o ProxyCommand)'],
+      ['sftp host', '`sftp` can run other commands (-S, -o ProxyCommand)'],
+      ['rsync -e sh a b', '`rsync` can run other commands (-e, --rsync-path)'],
+      ['tar xf a.tar --to-command=sh', '`tar` can run other commands (--to-command, -I, --use-compress-program, --checkpoint-action, -F)'],
+      ['zip -TT sh a.zip a', '`zip` can run other commands (-TT)'],
+      ['vim -c "!sh" x', '`vim` can run other commands (:!, -c)'],
+      ['vi x', '`vi` can run other commands (:!, -c)'],
+      ['nvim x', '`nvim` can run other commands (:!, -c)'],
+      ['ex x', '`ex` can run other commands (:!, -c)'],
+      ['view x', '`view` can run other commands (:!, -c)'],
+      ['nano x', '`nano` can run other commands (--speller, ^T)'],
+      ['ed x', '`ed` can run other commands (!)'],
+      ['man -P sh ls', '`man` can run other commands (-P, -H, --pager)'],
+      ['less x', '`less` can run other commands (!, LESSOPEN)'],
+      ['sqlite3 db .shell', '`sqlite3` can run other commands (.shell, .system)'],
+      ['psql -c x', '`psql` can run other commands (\\!)'],
+      ['nc -e sh host 1', '`nc` can run other commands (-e, -c)'],
+      ['socat - EXEC:sh', '`socat` can run other commands (EXEC:, SYSTEM:)'],
+      ['toybox sh', '`toybox` runs other commands'],
+      ['gdb -ex run x', '`gdb` runs other commands'],
+      ['lldb x', '`lldb` runs other commands'],
+      ['tmux new sh', '`tmux` runs other commands'],
+      ['xdg-open x', '`xdg-open` runs other commands'],
+      ['emacs --eval x', '`emacs` runs code given to it'],
+      ['R -e 1', '`R` runs code given to it'],
+      ['Rscript x.R', '`Rscript` runs code given to it'],
+      ['expect x', '`expect` runs code given to it'],
+      ['tclsh x', '`tclsh` runs code given to it'],
+      ['wish x', '`wish` runs code given to it'],
+      ['lua5.4 x', '`lua5.4` runs code given to it'],
+      ['php x', '`php` runs code given to it'],
+      ['julia x', '`julia` runs code given to it'],
+      ['sed -n 1p x', '`sed` runs code given to it'],
+      ['m4 x', '`m4` runs code given to it'],
+      ['java X.java', '`java` runs code given to it'],
+    ])('programs that run other programs: %j', (line, reason) => {
+      expect(reasonOf(line)).toBe(reason);
+      expect(analyseCommandLine(line).commands[0].key).toBeNull();
+    });
+
+    it.each([
+      ['./build.sh', '`./build.sh` is a file in the workspace the agent can change'],
+      ['./build.sh --fast', '`./build.sh` is a file in the workspace the agent can change'],
+      ['scripts/x', '`scripts/x` is a file in the workspace the agent can change'],
+      ['bin/tool a', '`bin/tool` is a file in the workspace the agent can change'],
+      ['../x', '`../x` is a file in the workspace the agent can change'],
+      ['~/bin/x', '`~/bin/x` is a file in the workspace the agent can change'],
+      ['ls && ./ls', '`./ls` is a file in the workspace the agent can change'],
+    ])('programs named by a relative path: %j', (line, reason) => {
+      expect(reasonOf(line)).toBe(reason);
+      expect(analyseCommandLine(line).commands.at(-1)?.key).toBeNull();
+    });
+
+    it.each([
+      ['docker compose exec web sh', '`docker compose exec web sh` runs other programs (`exec`)'],
+      ['docker compose run web sh', '`docker compose run web sh` runs other programs (`run`)'],
+      ['docker container exec c sh', '`docker container exec c sh` runs other programs (`exec`)'],
+      ['docker container run img', '`docker container run img` runs other programs (`run`)'],
+      ['docker container create img sh', '`docker container create img sh` runs other programs (`create`)'],
+      ['docker attach c', '`docker attach` runs other programs'],
+      ['docker debug c', '`docker debug` runs other programs'],
+      ['docker exec c sh', '`docker exec` runs other programs'],
+      ['podman container exec c sh', '`podman container exec c sh` runs other programs (`exec`)'],
+      ['docker-compose exec web sh', '`docker-compose exec` runs other programs'],
+      ['docker-compose ps exec', '`docker-compose ps exec` runs other programs (`exec`)'],
+      ['kubectl debug pod', '`kubectl debug` runs other programs'],
+      ['kubectl attach pod', '`kubectl attach` runs other programs'],
+      ['kubectl run x --image=y', '`kubectl run` runs other programs'],
+      ['oc rsh pod', '`oc rsh` runs other programs'],
+      ['git grep -O x', '`git grep` runs other programs'],
+      ['git grep x', '`git grep` runs other programs'],
+      ['git difftool', '`git difftool` runs other programs'],
+      ['git bisect run x', '`git bisect` runs other programs'],
+      ['git submodule foreach x', '`git submodule` runs other programs'],
+      ['git rebase --exec x main', '`git rebase` runs other programs'],
+      ['go run main.go', '`go run` runs other programs'],
+      ['uv run x', '`uv run` runs other programs'],
+      ['git clone --upload-pack=x a b', '`git --upload-pack` runs other programs'],
+      ['git fetch --upload=x origin', '`git --upload` runs other programs'],
+      ['git push --receive-pack=x origin', '`git --receive-pack` runs other programs'],
+      ['git clone -u x a b', '`git clone -u` runs other programs'],
+      ['git clone -qc core.sshCommand=x a b', '`git clone -qc` runs other programs'],
+      ['sort --compress-program=sh a', '`sort --compress-program` runs other programs'],
+      ['sort --compress-prog sh a', '`sort --compress-prog` runs other programs'],
+      ['split --filter=sh a', '`split --filter` runs other programs'],
+      ['wget --use-askpass=sh x', '`wget --use-askpass` runs other programs'],
+      ['make build --eval=x', '`make --eval` runs other programs'],
+      ['make build -E x', '`make -E` runs other programs'],
+      ['npm test --script-shell=python3', '`npm --script-shell` runs other programs'],
+    ])('subcommands, words and options that run other programs: %j', (line, reason) => {
+      expect(reasonOf(line)).toBe(reason);
+      expect(analyseCommandLine(line).commands[0].key).toBeNull();
+    });
+
+    it.each(['git push -u origin main', 'git clone --depth 1 a b', 'sort -c a', 'make build -j4', 'docker ps --filter name=runner'])(
+      '%j keeps its key: nothing in it runs another program',
+      (line) => {
+        expect(analyseCommandLine(line).reusable).toBe(true);
+      },
+    );
+
+    it.each([
       ['git', '`git` without a subcommand cannot be granted'],
       ['make', '`make` without a subcommand cannot be granted'],
       ['git -C x status', '`git -C x status`: options before the subcommand cannot be granted'],
@@ -282,6 +402,100 @@ describe('analyseCommandLine', () => {
     });
   });
 
+  describe('confinement to the workspace', () => {
+    it.each([
+      'cat notes/a.md',
+      'grep -r foo .',
+      'grep -r x .',
+      'ls',
+      'ls -la src',
+      'wc -l notes/*.md',
+      'ls *',
+      'cat ./a.md',
+      'cat a..b',
+      'ls {a,b}',
+      'git log HEAD~1',
+      'grep --include=*.ts -rn x src',
+      'grep -e x a.txt',
+      'cat a.txt 2>&1 >/dev/null',
+      'cat a.txt 2>/dev/null',
+      'grep x < input.txt',
+      'cat < /dev/null',
+      'git clone git@host:org/repo',
+      'echo a,b',
+      'ls -I node_modules',
+      "cat 'my notes/a.md'",
+    ])('%j is confined', (line) => {
+      expect(confinementOf(line)).toEqual([true]);
+    });
+
+    it.each([
+      ['cat /proc/$PPID/environ', 'absolute, and an expansion'],
+      ['cat /proc/1/environ', 'absolute'],
+      ['cat ~/.ssh/id_rsa', 'under HOME'],
+      ['cat ~', 'HOME'],
+      ['ls ..', 'the parent folder'],
+      ['ls ../other', 'above the working folder'],
+      ['cat a/../../x', 'above the working folder'],
+      ['cat a/..', 'a `..` segment'],
+      ["cat '../x'", 'quoted, still above'],
+      ['head --file=/etc/passwd', 'an option value that is absolute'],
+      ['grep --file=~/x y', 'an option value under HOME'],
+      ['tar --directory=.. x', 'an option value that is the parent'],
+      ['head -f/etc/passwd', 'a short option with an absolute value'],
+      ['make build -C..', 'a short option with the parent as value'],
+      ['gcc -I/usr/include x.c', 'a short option with an absolute value'],
+      ['echo $HOME', 'an expansion'],
+      ['echo "${USER}"', 'an expansion'],
+      ["echo '$5'", 'a dollar, even quoted'],
+      ['cat .*/x', '`.*` matches `..`'],
+      ['cat .?/x', '`.?` matches `..`'],
+      ['cat [.][.]/x', 'a bracket pattern where `..` could be'],
+      ['ls {.,x}./y', 'brace expansion can form `..`'],
+      ['ls {,/}etc', 'brace expansion can form `/etc`'],
+      ['ls {x,~}/y', 'brace expansion can form `~/y`'],
+      ['ls src/{a,b}', 'braces beside a `/` (conservative)'],
+      ['curl file:///etc/passwd', 'a URL'],
+      ['curl https://example.com', 'a URL (the network is outside too)'],
+      ['rsync a host:/etc', 'a remote absolute path'],
+      ['cat a,/etc/passwd', 'a list with an absolute item'],
+      ['cat < ../secret', 'an input file above the working folder'],
+      ['cat < /etc/passwd', 'an absolute input file'],
+      ['grep x a.txt < ~/.netrc', 'an input file under HOME'],
+    ])('%j is not confined (%s)', (line) => {
+      expect(confinementOf(line)).toEqual([false]);
+    });
+
+    it('is judged per command, and keeps the key', () => {
+      expect(analyseCommandLine('cat notes/a.md && cat /etc/passwd | grep x')).toEqual({
+        reusable: true,
+        commands: [
+          { program: 'cat', args: ['notes/a.md'], key: 'cat', confined: true },
+          { program: 'cat', args: ['/etc/passwd'], key: 'cat', confined: false },
+          { program: 'grep', args: ['x'], key: 'grep', confined: true },
+        ],
+      });
+    });
+
+    it('does not count the program: `/usr/bin/ls` keeps its key as written and is confined', () => {
+      expect(analyseCommandLine('/usr/bin/ls -la')).toEqual({
+        reusable: true,
+        commands: [{ program: '/usr/bin/ls', args: ['-la'], key: '/usr/bin/ls', confined: true }],
+      });
+    });
+
+    it('a grant of `cat` does not cover reading outside the workspace', () => {
+      const coveredByCat = coveredByGrants('cat', 'ls', 'grep');
+      expect(coveredByCat('cat notes/a.md')).toBe(true);
+      expect(coveredByCat('grep -r x .')).toBe(true);
+      expect(coveredByCat('cat /proc/1/environ')).toBe(false);
+      expect(coveredByCat('cat /proc/$PPID/environ')).toBe(false);
+      expect(coveredByCat('ls ../other')).toBe(false);
+      expect(coveredByCat('cat ~/.ssh/id_rsa')).toBe(false);
+      expect(coveredByCat('cat notes/a.md; cat < /etc/shadow')).toBe(false);
+    });
+  });
+
   describe('best-effort commands on refused lines', () => {
     it('lists every command, with null keys where a command can never be granted', () => {
       const analysis = analyseCommandLine('ls && git -C x status | sh');
@@ -296,7 +510,7 @@ describe('analyseCommandLine', () => {
       expect(analyseCommandLine('ls > out.txt')).toEqual({
         reusable: false,
         reason: 'it writes to a file (`> out.txt`)',
-        commands: [{ program: 'ls', args: [], key: 'ls' }],
+        commands: [{ program: 'ls', args: [], key: 'ls', confined: true }],
       });
     });
 
@@ -341,11 +555,16 @@ describe('analyseCommandLine', () => {
       'export PATH=/tmp/evil; ls',
       'ls {PATH}>/dev/null; ls',
       'ls; LS',
+      'ls -la /tmp',
+      'ls ..',
+      'ls ~',
+      'ls .*/',
+      'ls --color=auto /',
     ])('%j is not covered', (line) => {
       expect(coveredByLs(line)).toBe(false);
     });
 
-    it.each(["'l''s'", 'l\\s', '"ls"', 'ls 2>&1', 'ls > /dev/null', 'ls -la /tmp', 'ls;', 'ls\n'])('%j means `ls` and is covered', (line) => {
+    it.each(["'l''s'", 'l\\s', '"ls"', 'ls 2>&1', 'ls > /dev/null', 'ls -la src', 'ls;', 'ls\n'])('%j means `ls` and is covered', (line) => {
       expect(coveredByLs(line)).toBe(true);
     });
 
@@ -363,7 +582,7 @@ describe('analyseCommandLine', () => {
   });
 
   it('gives every command a key whenever the line is reusable', () => {
-    const lines = ['ls', 'ls && git status', 'a | b | c', 'npm run x; make y & z', './x; /y/z'];
+    const lines = ['ls', 'ls && git status', 'a | b | c', 'npm run x; make y & z', '/x; /y/z'];
     for (const line of lines) {
       const analysis = analyseCommandLine(line);
       expect(analysis.reusable).toBe(true);
@@ -373,12 +592,30 @@ describe('analyseCommandLine', () => {
   });
 });
 
+describe('disguisingCharacters', () => {
+  it.each([
+    ['ls -la\n\tpwd', null],
+    ['echo héllo ✓', null],
+    ['ls\r', 'control'],
+    ['ls \u001b[2K', 'control'],
+    ['ls \u0000', 'control'],
+    ['ls \u007f', 'control'],
+    ['ls \u009b', 'control'],
+    ['echo \u202e', 'bidi'],
+    ['echo \u2066x\u2069', 'bidi'],
+    ['echo \u200f', 'bidi'],
+    ['echo \u061c', 'bidi'],
+  ])('%j → %s', (line, found) => {
+    expect(disguisingCharacters(line)).toBe(found);
+  });
+});
+
 describe('describeCommandKeys', () => {
   it.each([
-    [['ls'], '`ls` (any arguments)'],
-    [['ls', 'git status'], '`ls` and `git status` (any arguments)'],
-    [['ls', 'git status', 'npm run build'], '`ls`, `git status` and `npm run build` (any arguments)'],
-    [['ls', 'ls', 'pwd'], '`ls` and `pwd` (any arguments)'],
+    [['ls'], '`ls` (any arguments inside the workspace)'],
+    [['ls', 'git status'], '`ls` and `git status` (any arguments inside the workspace)'],
+    [['ls', 'git status', 'npm run build'], '`ls`, `git status` and `npm run build` (any arguments inside the workspace)'],
+    [['ls', 'ls', 'pwd'], '`ls` and `pwd` (any arguments inside the workspace)'],
     [[], 'no commands'],
   ])('%j → %j', (keys, description) => {
     expect(describeCommandKeys(keys)).toBe(description);

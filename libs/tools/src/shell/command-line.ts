@@ -7,6 +7,8 @@
  * Anything outside the small grammar below (substitutions, heredocs, grouping, control flow, file
  * writes, ...) makes the line non-reusable, which only means that the person is asked again.
  * /bin/sh may be bash, dash or another shell, so bash-only syntax is treated as live everywhere.
+ * Each command also says whether its arguments stay inside the working folder (`confined`): a grant
+ * or a safe command names a program, and must not carry it to `/etc` or `~/.ssh`.
  */
 
 export interface SimpleCommand {
@@ -16,6 +18,13 @@ export interface SimpleCommand {
   args: string[];
   /** The grant key: "ls", "git status", "npm run build"; null when this command can never be granted for reuse. */
   key: string | null;
+  /**
+   * True when every argument and every input file (`< f`) is a plain relative path or word: nothing
+   * absolute (`/etc`), under HOME (`~`), above the working folder (`..`), or expanded (`$`), also not
+   * in an option's value (`--file=/etc/passwd`, `-f/etc/passwd`). A grant or a safe command covers
+   * only confined commands, so that approving `cat notes/a.md` never approves `cat ~/.ssh/id_rsa`.
+   */
+  confined: boolean;
 }
 
 export type CommandLineAnalysis =
@@ -71,13 +80,50 @@ const RUNS_OTHER_COMMANDS = new Set([
   'fish', 'csh', 'tcsh', 'rbash', 'xargs', 'nohup', 'nice', 'ionice', 'timeout', 'time', 'command', 'builtin', 'watch',
   'strace', 'ltrace', 'valgrind', 'chroot', 'setsid', 'stdbuf', 'flock', 'parallel', 'script', 'unbuffer', 'busybox',
   'npx', 'pnpx', 'bunx', 'trap', 'fc', 'jobs', 'compgen', 'complete', 'unshare', 'nsenter', 'runuser', 'pkexec',
-  'systemd-run', 'chrt', 'taskset', 'setpriv', 'fakeroot', 'prlimit', 'sg', 'at', 'batch', 'crontab',
+  'systemd-run', 'chrt', 'taskset', 'setpriv', 'fakeroot', 'prlimit', 'sg', 'at', 'batch', 'crontab', 'toybox', 'gdb',
+  'lldb', 'tmux', 'screen', 'ssh-agent', 'uvx', 'xdg-open', 'open',
+]);
+
+/** They run a command when told to, by an option or a command of their own; the value says how. */
+const RUNS_COMMANDS_WHEN_TOLD = new Map<string, string>([
+  ['find', '-exec, -ok; -delete and -fprint change files'],
+  ['ssh', 'on another machine, or locally through -o ProxyCommand'],
+  ['scp', '-S, -o ProxyCommand'],
+  ['sftp', '-S, -o ProxyCommand'],
+  ['rsync', '-e, --rsync-path'],
+  ['tar', '--to-command, -I, --use-compress-program, --checkpoint-action, -F'],
+  ['zip', '-TT'],
+  ['vim', ':!, -c'],
+  ['vi', ':!, -c'],
+  ['nvim', ':!, -c'],
+  ['ex', ':!, -c'],
+  ['view', ':!, -c'],
+  ['vimdiff', ':!, -c'],
+  ['rvim', ':!, -c'],
+  ['rview', ':!, -c'],
+  ['gvim', ':!, -c'],
+  ['gview', ':!, -c'],
+  ['evim', ':!, -c'],
+  ['nano', '--speller, ^T'],
+  ['ed', '!'],
+  ['man', '-P, -H, --pager'],
+  ['less', '!, LESSOPEN'],
+  ['more', '!'],
+  ['sqlite3', '.shell, .system'],
+  ['psql', '\\!'],
+  ['mysql', 'system'],
+  ['nc', '-e, -c'],
+  ['ncat', '-e, --sh-exec'],
+  ['netcat', '-e, -c'],
+  ['socat', 'EXEC:, SYSTEM:'],
 ]);
 
 /** Language interpreters: what they do is entirely in their arguments (`python3 -c ...`). */
 const RUNS_CODE = new Set([
   'python', 'pypy', 'node', 'nodejs', 'deno', 'bun', 'perl', 'ruby', 'irb', 'php', 'lua', 'luajit', 'awk', 'gawk', 'mawk',
-  'nawk', 'tclsh', 'expect', 'osascript', 'pwsh', 'powershell', 'rscript', 'julia', 'groovy', 'ts-node', 'tsx',
+  'nawk', 'tclsh', 'wish', 'expect', 'osascript', 'pwsh', 'powershell', 'rscript', 'julia', 'groovy', 'ts-node', 'tsx',
+  'sed', 'm4', 'emacs', 'emacsclient', 'erb', 'ghci', 'runghc', 'runhaskell', 'ocaml', 'scala', 'kotlin', 'java', 'jshell',
+  'guile', 'racket', 'sbcl', 'clisp', 'elixir', 'iex', 'erl', 'escript', 'octave', 'r',
 ]);
 
 /** Builtins that set variables, aliases or options, which changes what a later command on the line runs (`export PATH=...; ls`). */
@@ -106,7 +152,7 @@ const VARIABLE_OPTIONS = new Map<string, { letters: string; effect: string }>([
 const SUBCOMMAND_PROGRAMS = new Set([
   'git', 'npm', 'pnpm', 'yarn', 'docker', 'podman', 'kubectl', 'helm', 'cargo', 'go', 'pip', 'pip3', 'poetry', 'apt',
   'apt-get', 'brew', 'systemctl', 'gh', 'terraform', 'aws', 'gcloud', 'az', 'dotnet', 'composer', 'bundle', 'gem',
-  'rustup', 'conda', 'make',
+  'rustup', 'conda', 'make', 'docker-compose', 'podman-compose', 'nerdctl', 'oc', 'uv', 'pipx',
 ]);
 
 /** Subcommands that run a script named by the next argument, so the key includes the script (`npm run build`). */
@@ -121,9 +167,10 @@ const PROGRAM_RUNNING_SUBCOMMANDS = new Map<string, readonly string[]>([
   ['npm', ['exec', 'x', 'explore', 'init', 'create', 'innit']],
   ['pnpm', ['exec', 'dlx', 'create']],
   ['yarn', ['exec', 'dlx', 'node', 'create']],
-  ['docker', ['exec', 'run']],
-  ['podman', ['exec', 'run']],
-  ['kubectl', ['exec']],
+  ['git', ['grep', 'difftool', 'mergetool', 'bisect', 'submodule', 'filter-branch', 'rebase']],
+  ['go', ['run', 'generate', 'tool']],
+  ['uv', ['run', 'tool']],
+  ['pipx', ['run']],
   ['poetry', ['run']],
   ['bundle', ['exec']],
   ['gem', ['exec']],
@@ -131,6 +178,43 @@ const PROGRAM_RUNNING_SUBCOMMANDS = new Map<string, readonly string[]>([
   ['rustup', ['run']],
   ['dotnet', ['exec']],
   ['brew', ['sh']],
+]);
+
+/**
+ * Programs that run another program when one of these words is any of their arguments, not only the
+ * first: `docker compose exec web sh`, `docker container exec c sh`.
+ */
+const CONTAINER_EXEC = ['exec', 'run', 'debug', 'attach', 'create'];
+const PROGRAM_RUNNING_WORDS = new Map<string, readonly string[]>([
+  ['docker', CONTAINER_EXEC],
+  ['podman', CONTAINER_EXEC],
+  ['nerdctl', CONTAINER_EXEC],
+  ['docker-compose', ['exec', 'run', 'attach']],
+  ['podman-compose', ['exec', 'run', 'attach']],
+  ['kubectl', ['exec', 'run', 'debug', 'attach']],
+  ['oc', ['exec', 'run', 'debug', 'attach', 'rsh']],
+]);
+
+interface RunningOptions {
+  long: readonly string[];
+  /** Letters of short forms, matched anywhere in a cluster (`-qu`). */
+  short?: string;
+}
+
+/**
+ * Options that make a grantable program (or `program subcommand`) run another one. Long options match
+ * any abbreviation (`--compress-prog`), since getopt_long and git accept those.
+ */
+
+const PROGRAM_RUNNING_OPTIONS = new Map<string, RunningOptions>([
+  ['git', { long: ['--upload-pack', '--receive-pack', '--exec', '--config', '--template'] }],
+  ['git clone', { long: [], short: 'uc' }],
+  ['sort', { long: ['--compress-program'] }],
+  ['split', { long: ['--filter'] }],
+  ['wget', { long: ['--use-askpass'] }],
+  ['make', { long: ['--eval'], short: 'E' }],
+  ['npm', { long: ['--script-shell'] }],
+  ['pnpm', { long: ['--script-shell'] }],
 ]);
 
 /** Characters a grantable program name may contain; anything else (quotes, spaces, `=`, `!`, ...) is refused. */
@@ -445,11 +529,14 @@ function splitCommands(tokens: readonly Token[]): CommandToken[][] {
 
 interface CommandParts {
   words: Word[];
+  /** Targets of `<`: files the command reads. */
+  inputs: Word[];
   redirectionRefusal: string | null;
 }
 
 function partsOf(tokens: readonly CommandToken[]): CommandParts {
   const words: Word[] = [];
+  const inputs: Word[] = [];
   let redirectionRefusal: string | null = null;
   for (let index = 0; index < tokens.length; index += 1) {
     const token = tokens[index];
@@ -462,9 +549,12 @@ function partsOf(tokens: readonly CommandToken[]): CommandParts {
       throw unreadable(`it has a redirection (\`${token.operator}\`) without a target`);
     }
     redirectionRefusal ??= refusalForRedirection(token.operator, token.fd, target.word);
+    if (token.operator === '<') {
+      inputs.push(target.word);
+    }
     index += 1;
   }
-  return { words, redirectionRefusal };
+  return { words, inputs, redirectionRefusal };
 }
 
 function isDevNull(target: Word): boolean {
@@ -526,6 +616,10 @@ function categoryRefusal(program: string): string | null {
   if (familyIn(program, RUNS_OTHER_COMMANDS) !== undefined) {
     return `\`${program}\` runs other commands`;
   }
+  const told = familyIn(program, RUNS_COMMANDS_WHEN_TOLD);
+  if (told !== undefined) {
+    return `\`${program}\` can run other commands (${RUNS_COMMANDS_WHEN_TOLD.get(told) ?? ''})`;
+  }
   if (familyIn(program, RUNS_CODE) !== undefined) {
     return `\`${program}\` runs code given to it`;
   }
@@ -561,12 +655,21 @@ function programRefusal(program: string): string | null {
   if (!PROGRAM_CHARACTERS.test(program)) {
     return `the program name ${JSON.stringify(program)} has characters that cannot be granted`;
   }
-  return categoryRefusal(program);
+  return categoryRefusal(program) ?? workspaceProgramRefusal(program);
+}
+
+/** `./build.sh`, `scripts/x`: the agent can rewrite the file, so a grant on its name would approve anything. */
+function workspaceProgramRefusal(program: string): string | null {
+  return program.includes('/') && !program.startsWith('/') ? `\`${program}\` is a file in the workspace the agent can change` : null;
+}
+
+function listedFor(program: string, table: ReadonlyMap<string, readonly string[]>): readonly string[] {
+  const family = familyIn(program, table);
+  return family === undefined ? [] : (table.get(family) ?? []);
 }
 
 function subcommandRefusal(program: string, subcommand: string): string | null {
-  const family = familyIn(program, PROGRAM_RUNNING_SUBCOMMANDS);
-  const runsPrograms = family !== undefined && (PROGRAM_RUNNING_SUBCOMMANDS.get(family) ?? []).includes(subcommand);
+  const runsPrograms = [PROGRAM_RUNNING_SUBCOMMANDS, PROGRAM_RUNNING_WORDS].some((table) => listedFor(program, table).includes(subcommand));
   return runsPrograms ? `\`${program} ${subcommand}\` runs other programs` : null;
 }
 
@@ -638,11 +741,86 @@ function subcommandKey(program: string, args: readonly Word[]): KeyVerdict {
   return runsScript(program, subcommand.text) ? scriptKey(prefix, args[1], shown) : { key: prefix };
 }
 
+/** `docker compose exec web sh`: a word anywhere among the arguments that makes the program run another one. */
+function programRunningWordRefusal(program: string, args: readonly Word[]): string | null {
+  const words = listedFor(program, PROGRAM_RUNNING_WORDS);
+  const found = args.find((arg) => words.includes(arg.text));
+  return found === undefined ? null : `\`${display(program, args)}\` runs other programs (\`${found.text}\`)`;
+}
+
+/** `sort --compress-prog=sh`, `git clone -u 'sh -c ...'`: an option that makes the program run another one. */
+function programRunningOptionRefusal(program: string, args: readonly Word[]): string | null {
+  const subcommand = args[0]?.text ?? '';
+  for (const name of familyNames(program)) {
+    const scopes: Array<[string, RunningOptions | undefined]> = [
+      [program, PROGRAM_RUNNING_OPTIONS.get(name)],
+      [`${program} ${subcommand}`, PROGRAM_RUNNING_OPTIONS.get(`${name} ${subcommand}`)],
+    ];
+    for (const [shown, options] of scopes) {
+      const found = options === undefined ? undefined : args.find((arg) => isOptionOf(arg.text, options));
+      if (found !== undefined) {
+        return `\`${shown} ${found.text.split('=')[0]}\` runs other programs`;
+      }
+    }
+  }
+  return null;
+}
+
+function isOptionOf(arg: string, options: RunningOptions): boolean {
+  if (arg.startsWith('--')) {
+    const name = arg.split('=')[0];
+    return name.length > 2 && options.long.some((option) => option.startsWith(name));
+  }
+  return /^-[^-]/.test(arg) && [...(options.short ?? '')].some((letter) => arg.slice(1).includes(letter));
+}
+
 function grantKey(programWord: Word, args: readonly Word[]): KeyVerdict {
   const refusal = ASSIGNMENT.test(programWord.raw)
     ? REASONS.assignment
     : (programRefusal(programWord.text) ?? variableOptionRefusal(programWord.text, args));
-  return refusal === null ? subcommandKey(programWord.text, args) : { refusal };
+  if (refusal !== null) {
+    return { refusal };
+  }
+  const verdict = subcommandKey(programWord.text, args);
+  if (!('key' in verdict)) {
+    return verdict;
+  }
+  const later = programRunningWordRefusal(programWord.text, args) ?? programRunningOptionRefusal(programWord.text, args);
+  return later === null ? verdict : { refusal: later };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confinement: whether the arguments stay inside the working folder
+
+/** `--file=/etc/passwd`, `host:/path`, `file:///etc`, `a,~/x`: a value that starts outside, after a separator. */
+const OUTSIDE_AFTER_SEPARATOR = /[=:@,][/~]/;
+/** `-f/etc/passwd`, `-C..`: a short option whose attached value starts outside. */
+const OUTSIDE_AFTER_SHORT_OPTION = /^-[\p{L}\p{N}]+(?:[/~]|\.\.(?:\/|$))/u;
+const GLOB_CHARACTERS = /[*?[]/;
+
+/**
+ * Whether an argument (after quote removal) could name something outside the working folder. Quoting
+ * is ignored on purpose: a quoted `*` or `{` only makes the word mean less than it is checked for.
+ */
+function reachesOutside(text: string): boolean {
+  if (text.includes('$') || /^[/~]/.test(text) || OUTSIDE_AFTER_SEPARATOR.test(text) || OUTSIDE_AFTER_SHORT_OPTION.test(text)) {
+    return true;
+  }
+  if (text.includes('/..') || text.includes('../')) {
+    return true;
+  }
+  const parts = text.split(/[/=:@,]/);
+  // `..`, `--dir=..`; `.*` and `.?` match `..` when expanded (and, for safety, any pattern starting with `[`).
+  if (parts.some((part) => part === '..' || (/^[.[]/.test(part) && GLOB_CHARACTERS.test(part)))) {
+    return true;
+  }
+  // Brace expansion joins and removes characters (`{.,}./x` is `../x`, `{,/}etc` is `/etc`); without
+  // `.`, `/` and `~` it can form none of the above.
+  return /\{[\s\S]*\}/.test(text) && /[./~]/.test(text);
+}
+
+function isConfined(args: readonly Word[], inputs: readonly Word[]): boolean {
+  return args.every((arg) => !reachesOutside(arg.text)) && inputs.every((input) => isDevNull(input) || !reachesOutside(input.text));
 }
 
 interface JudgedCommand {
@@ -650,34 +828,41 @@ interface JudgedCommand {
   refusal: string | null;
 }
 
-function judgeCommand({ words, redirectionRefusal }: CommandParts): JudgedCommand {
+function judgeCommand({ words, inputs, redirectionRefusal }: CommandParts): JudgedCommand {
   const [programWord, ...argumentWords] = words;
   if (programWord === undefined) {
     return { command: null, refusal: REASONS.onlyRedirections };
   }
   const verdict = grantKey(programWord, argumentWords);
   const key = 'key' in verdict ? verdict.key : null;
-  const command: SimpleCommand = { program: programWord.text, args: argumentWords.map((word) => word.text), key };
+  const command: SimpleCommand = {
+    program: programWord.text,
+    args: argumentWords.map((word) => word.text),
+    key,
+    confined: isConfined(argumentWords, inputs),
+  };
   return { command, refusal: 'refusal' in verdict ? verdict.refusal : redirectionRefusal };
 }
 
-/** C0 controls other than tab and newline, DEL and C1 controls: a carriage return or an escape sequence can hide text on a terminal. */
-function hasControlCharacter(line: string): boolean {
+/**
+ * What in a line could make it read differently on a screen than it runs: C0 controls other than tab
+ * and newline, DEL and C1 controls (a carriage return or an escape sequence can hide text on a
+ * terminal), or bidirectional text controls (which reorder what is shown).
+ */
+export function disguisingCharacters(line: string): 'control' | 'bidi' | null {
   for (const char of line) {
     const code = char.codePointAt(0) ?? 0;
     if ((code <= 0x1f && char !== '\t' && char !== '\n') || (code >= 0x7f && code <= 0x9f)) {
-      return true;
+      return 'control';
     }
   }
-  return false;
+  return BIDI_CONTROLS.test(line) ? 'bidi' : null;
 }
 
 function readCommandParts(line: string): CommandParts[] {
-  if (hasControlCharacter(line)) {
-    throw unreadable(REASONS.controlCharacters);
-  }
-  if (BIDI_CONTROLS.test(line)) {
-    throw unreadable(REASONS.bidiControls);
+  const disguise = disguisingCharacters(line);
+  if (disguise !== null) {
+    throw unreadable(disguise === 'control' ? REASONS.controlCharacters : REASONS.bidiControls);
   }
   return splitCommands(new CommandLineLexer(line).tokenize()).map(partsOf);
 }
@@ -699,12 +884,12 @@ export function analyseCommandLine(line: string): CommandLineAnalysis {
   return refusal === null ? { reusable: true, commands } : { reusable: false, reason: refusal, commands };
 }
 
-/** A short human description of what a set of grant keys allows, e.g. "`ls` and `git status` (any arguments)". */
+/** A short human description of what a set of grant keys allows, e.g. "`ls` and `git status` (any arguments inside the workspace)". */
 export function describeCommandKeys(keys: string[]): string {
   const quoted = [...new Set(keys)].map((key) => `\`${key}\``);
   if (quoted.length === 0) {
     return 'no commands';
   }
   const listed = quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]}`;
-  return `${listed} (any arguments)`;
+  return `${listed} (any arguments inside the workspace)`;
 }

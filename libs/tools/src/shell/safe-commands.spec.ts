@@ -2,7 +2,6 @@ import { analyseCommandLine, type SimpleCommand } from './command-line';
 import {
   DEFAULT_SAFE_COMMANDS,
   isSafeCommand,
-  lineIsCovered,
   parseSafeCommandEntry,
   safeCommandsInEffect,
   type SafeCommandInEffect,
@@ -22,10 +21,14 @@ const onlyCommand = (line: string): SimpleCommand => {
 };
 
 const DEFAULTS = safeCommandsInEffect({ global: [] });
+
+/** Whether safe commands alone let a line run without asking: it is reusable and every command on it is safe. */
 const coveredBySafe =
   (entries: readonly SafeCommandInEffect[] = DEFAULTS) =>
-  (line: string): boolean =>
-    lineIsCovered(analyseCommandLine(line), (command) => isSafeCommand(command, entries));
+  (line: string): boolean => {
+    const analysis = analyseCommandLine(line);
+    return analysis.reusable && analysis.commands.length > 0 && analysis.commands.every((command) => isSafeCommand(command, entries));
+  };
 
 describe('parseSafeCommandEntry', () => {
   it.each([
@@ -55,6 +58,14 @@ describe('parseSafeCommandEntry', () => {
     ['export', 'safe command "export" cannot be safe: `export` changes how later commands run'],
     ['npm exec', 'safe command "npm exec" cannot be safe: `npm exec` runs other programs'],
     ['if', 'safe command "if" cannot be safe: it uses shell control syntax (`if`)'],
+    ['find', 'safe command "find" cannot be safe: `find` can run other commands (-exec, -ok; -delete and -fprint change files)'],
+    ['vim', 'safe command "vim" cannot be safe: `vim` can run other commands (:!, -c)'],
+    ['sed', 'safe command "sed" cannot be safe: `sed` runs code given to it'],
+    ['R', 'safe command "R" cannot be safe: `R` runs code given to it'],
+    ['toybox', 'safe command "toybox" cannot be safe: `toybox` runs other commands'],
+    ['git grep', 'safe command "git grep" cannot be safe: `git grep` runs other programs'],
+    ['docker attach', 'safe command "docker attach" cannot be safe: `docker attach` runs other programs'],
+    ['kubectl debug', 'safe command "kubectl debug" cannot be safe: `kubectl debug` runs other programs'],
   ])('refuses %j', (text, error) => {
     expect(errorOf(text)).toBe(error);
   });
@@ -80,7 +91,7 @@ describe('DEFAULT_SAFE_COMMANDS', () => {
   it.each(DEFAULT_SAFE_COMMANDS.map((command) => [command.entry, command.note]))('%s parses, has a note and is grantable', (entry, note) => {
     expect(parseSafeCommandEntry(entry)).toEqual({ ok: true, entry: { program: entry } });
     expect(note.length).toBeGreaterThan(0);
-    expect(analyseCommandLine(`${entry} x`)).toEqual({ reusable: true, commands: [{ program: entry, args: ['x'], key: entry }] });
+    expect(analyseCommandLine(`${entry} x`)).toEqual({ reusable: true, commands: [{ program: entry, args: ['x'], key: entry, confined: true }] });
   });
 
   it.each(['find', 'sed', 'awk', 'xargs', 'env', 'sort', 'uniq', 'tee', 'tree', 'file', 'date', 'hostname', 'less', 'more', 'git', 'curl', 'wget', 'diff'])(
@@ -141,17 +152,36 @@ describe('isSafeCommand', () => {
     ['CAT a', false],
     ['sort a', false],
     ['printf -v PATH x', false],
+    ['grep -r x .', true],
+    ['cat notes/a.md', true],
+    ['wc -l notes/*.md', true],
+    ['cat /proc/1/environ', false],
+    ['cat /proc/$PPID/environ', false],
+    ['ls ../other', false],
+    ['ls ..', false],
+    ['cat ~/.ssh/id_rsa', false],
+    ['head --file=/etc/passwd', false],
+    ['head -n1 < /etc/passwd', false],
+    ['echo $HOME', false],
+    ['git status ../other', false],
   ])('%j → %s', (line, safe) => {
     expect(isSafeCommand(onlyCommand(line), entries)).toBe(safe);
   });
 
   it('never covers a program written with a path, even when it names a listed program', () => {
-    const command: SimpleCommand = { program: 'bin/ls', args: [], key: 'bin/ls' };
+    const command: SimpleCommand = { program: 'bin/ls', args: [], key: 'bin/ls', confined: true };
     expect(isSafeCommand(command, [{ entry: 'bin/ls', source: 'global' }])).toBe(false);
+  });
+
+  it('never covers a command that is not confined to the workspace, nor one without a key', () => {
+    const cat: SimpleCommand = { program: 'cat', args: ['x'], key: 'cat', confined: true };
+    expect(isSafeCommand(cat, DEFAULTS)).toBe(true);
+    expect(isSafeCommand({ ...cat, confined: false }, DEFAULTS)).toBe(false);
+    expect(isSafeCommand({ ...cat, key: null }, DEFAULTS)).toBe(false);
   });
 });
 
-describe('lineIsCovered', () => {
+describe('safe commands on whole lines (analyseCommandLine + isSafeCommand)', () => {
   it.each([
     ['cat a | grep x | wc -l', true],
     ['ls && pwd; echo done', true],
@@ -165,16 +195,36 @@ describe('lineIsCovered', () => {
     expect(coveredBySafe()(line)).toBe(covered);
   });
 
-  it('combines safe commands and grants', () => {
-    const granted = new Set(['npm test']);
-    const covers = (command: SimpleCommand): boolean => isSafeCommand(command, DEFAULTS) || (command.key !== null && granted.has(command.key));
-    expect(lineIsCovered(analyseCommandLine('ls && npm test'), covers)).toBe(true);
-    expect(lineIsCovered(analyseCommandLine('ls && npm test && npm publish'), covers)).toBe(false);
+  it('covers a line only when every command on it is safe', () => {
+    const analysis = analyseCommandLine('ls && npm test');
+    expect(analysis.reusable).toBe(true);
+    expect(analysis.commands.map((command) => isSafeCommand(command, DEFAULTS))).toEqual([true, false]);
+    expect(coveredBySafe(safeCommandsInEffect({ global: ['npm test'] }))('ls && npm test')).toBe(true);
+    expect(coveredBySafe(safeCommandsInEffect({ global: ['npm test'] }))('ls && npm test && npm publish')).toBe(false);
   });
 
-  it('is false for a line that is not reusable, whatever covers says', () => {
-    expect(lineIsCovered(analyseCommandLine('ls > f'), () => true)).toBe(false);
-    expect(lineIsCovered({ reusable: true, commands: [] }, () => true)).toBe(false);
+  it('a safe command on a line that is not reusable still leaves the line uncovered', () => {
+    const analysis = analyseCommandLine('ls > f');
+    expect(analysis.reusable).toBe(false);
+    expect(isSafeCommand(analysis.commands[0], DEFAULTS)).toBe(true);
+    expect(coveredBySafe()('ls > f')).toBe(false);
+  });
+
+  it.each(['', '   ', '\n'])('an empty line %j is not reusable, so nothing covers it', (line) => {
+    expect(analyseCommandLine(line)).toEqual({ reusable: false, reason: 'the command line is empty', commands: [] });
+    expect(coveredBySafe()(line)).toBe(false);
+  });
+
+  it.each([
+    ['cat /proc/1/environ', false],
+    ['cat notes/a.md | grep -r x .', true],
+    ['grep -r x .', true],
+    ['ls ../other', false],
+    ['cat notes/a.md && cat ~/.ssh/id_rsa', false],
+    ['find . -name x', false],
+    ['./build.sh', false],
+  ])('with the defaults, outside the workspace: %j → %s', (line, covered) => {
+    expect(coveredBySafe()(line)).toBe(covered);
   });
 
   describe('bypass attempts when `ls` is a safe command', () => {
@@ -202,6 +252,10 @@ describe('lineIsCovered', () => {
       'ls >> f',
       'ls 2> err.txt',
       'ls &> f',
+      'ls /',
+      'ls ~',
+      'ls ../..',
+      './ls',
     ])('%j is not covered', (line) => {
       expect(coveredByLs(line)).toBe(false);
     });

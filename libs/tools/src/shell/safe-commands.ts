@@ -1,5 +1,5 @@
 import type { SafeCommandInEffect, SafeCommandSource } from '@parley/contracts';
-import { ungrantableReason, type CommandLineAnalysis, type SimpleCommand } from './command-line';
+import { ungrantableReason, type SimpleCommand } from './command-line';
 
 /** A program, optionally with one subcommand, that needs no approval whatever its arguments. */
 export interface SafeCommandEntry {
@@ -136,17 +136,13 @@ function entryCovers(entry: string, command: SimpleCommand): boolean {
 
 /**
  * True when an entry covers this command: same program, and the entry's subcommand (if any) as the
- * first argument. A command written with a path (`/tmp/ls`, `./ls`) is never covered, since the
- * entry names the program found on the PATH.
+ * first argument, with every argument inside the workspace (`cat notes/a.md`, not `cat /proc/1/environ`).
+ * A command written with a path (`/tmp/ls`, `./ls`) is never covered, since the entry names the
+ * program found on the PATH.
  */
 export function isSafeCommand(command: SimpleCommand, entries: readonly SafeCommandInEffect[]): boolean {
-  if (command.key === null || command.program.includes('/')) {
+  if (command.key === null || !command.confined || command.program.includes('/')) {
     return false;
   }
   return entries.some((entry) => entryCovers(entry.entry, command));
-}
-
-/** True only when the line is reusable and `covers` accepts every command on it (safe commands, grants, or both). */
-export function lineIsCovered(analysis: CommandLineAnalysis, covers: (command: SimpleCommand) => boolean): boolean {
-  return analysis.reusable && analysis.commands.length > 0 && analysis.commands.every(covers);
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runShellCommand, type ShellLimits, type ShellRun } from './shell.runner';
@@ -7,6 +7,26 @@ const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024, maxF
 
 const run = (command: string, files: Record<string, string> = {}, overrides: Partial<ShellLimits> = {}): Promise<ShellRun> =>
   runShellCommand(command, new Map(Object.entries(files)), { ...limits, ...overrides });
+
+/**
+ * Whether this process can list a folder it made unreadable (root, or CAP_DAC_OVERRIDE, can), in
+ * which case `chmod 000` does not hide anything from the runner either.
+ */
+function canListUnreadableFolder(): boolean {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'parley-runner-probe-'));
+  const probe = path.join(dir, 'closed');
+  mkdirSync(probe);
+  chmodSync(probe, 0o000);
+  try {
+    readdirSync(probe);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    chmodSync(probe, 0o700);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** Alive and not a zombie waiting for a parent to reap it. */
 function isRunning(pid: number): boolean {
@@ -224,6 +244,68 @@ describe('runShellCommand', () => {
       { path: 'd\uFFFD', reason: 'folder name is not valid UTF-8' },
       { path: 'raw\uFFFD', reason: 'file name is not valid UTF-8' },
     ]);
+  });
+
+  describe('folders the command makes unreadable', () => {
+    const files = { 'a.txt': 'a', 'notes/b.md': 'b', 'notes/deep/c.md': 'c', 'other/d.txt': 'd' };
+    const readsAnyway = canListUnreadableFolder();
+
+    it('never takes the files of an unreadable root folder as deleted', async () => {
+      const result = await run('chmod 000 .', files);
+      expect(result.exitCode).toBe(0);
+      expect(result.changes.deletes).toEqual([]);
+      expect(result.changes.writes).toEqual([]);
+      if (readsAnyway) {
+        // Running as root: the folder could still be listed, so every file was seen unchanged.
+        expect(result.changes.skipped).toEqual([]);
+      } else {
+        expect(result.changes.skipped).toEqual([
+          { path: '.', reason: 'folder could not be read (EACCES)' },
+          { path: 'a.txt', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'notes/b.md', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'notes/deep/c.md', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'other/d.txt', reason: 'in a folder that could not be read; left unchanged' },
+        ]);
+      }
+    });
+
+    it('never takes the files of an unreadable subfolder as deleted, and still sees the others', async () => {
+      const result = await run('rm other/d.txt; echo changed > a.txt; chmod 000 notes', files);
+      expect(result.exitCode).toBe(0);
+      expect(result.changes.deletes).toEqual(['other/d.txt']);
+      expect(result.changes.writes).toEqual([{ path: 'a.txt', content: 'changed\n' }]);
+      if (readsAnyway) {
+        expect(result.changes.skipped).toEqual([]);
+      } else {
+        expect(result.changes.skipped).toEqual([
+          { path: 'notes/', reason: 'folder could not be read (EACCES)' },
+          { path: 'notes/b.md', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'notes/deep/c.md', reason: 'in a folder that could not be read; left unchanged' },
+        ]);
+      }
+    });
+
+    it('never takes files as deleted when the root folder cannot be listed at all, even as root', async () => {
+      // Replaced by a file: listing it fails (ENOTDIR) whatever the user, which is the `chmod 000 .` case for root too.
+      const result = await run('cd .. && rm -r work && echo not-a-folder > work', files);
+      expect(result.exitCode).toBe(0);
+      expect(result.changes).toEqual({
+        writes: [],
+        deletes: [],
+        skipped: [
+          { path: '.', reason: 'folder could not be read (ENOTDIR)' },
+          { path: 'a.txt', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'notes/b.md', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'notes/deep/c.md', reason: 'in a folder that could not be read; left unchanged' },
+          { path: 'other/d.txt', reason: 'in a folder that could not be read; left unchanged' },
+        ],
+      });
+    });
+
+    it('removes the scratch folder even when the command closed it', async () => {
+      const result = await run('chmod 000 .; pwd', files);
+      expect(existsSync(path.dirname(result.stdout.trim()))).toBe(false);
+    });
   });
 
   it('leaves alone workspace files that cannot be put on disk', async () => {

@@ -232,11 +232,21 @@ async function collectChanges(work: string, placed: Placed, maxFileBytes: number
     .filter(([file, content]) => placed.files.get(file) !== content)
     .map(([file, content]) => ({ path: file, content }))
     .sort((a, b) => compare(a.path, b.path));
-  const deletes = [...placed.files.keys()]
-    .filter((file) => !scan.seen.has(file) && !scan.unreadable.some((folder) => file.startsWith(`${folder}/`)))
-    .sort(compare);
-  const skipped = [...placed.skipped, ...scan.skipped].sort((a, b) => compare(a.path, b.path));
+  const missing = [...placed.files.keys()].filter((file) => !scan.seen.has(file));
+  // A file under a folder that could not be listed (the root itself is "") may well still be there.
+  const unchecked = new Set(missing.filter((file) => scan.unreadable.some((folder) => isUnder(file, folder))));
+  const deletes = missing.filter((file) => !unchecked.has(file)).sort(compare);
+  const skipped = [
+    ...placed.skipped,
+    ...scan.skipped,
+    ...[...unchecked].map((file) => ({ path: file, reason: 'in a folder that could not be read; left unchanged' })),
+  ].sort((a, b) => compare(a.path, b.path));
   return { writes, deletes, skipped };
+}
+
+/** `folder` is a workspace folder path without a trailing slash, "" for the root. */
+function isUnder(file: string, folder: string): boolean {
+  return folder === '' || file.startsWith(`${folder}/`);
 }
 
 /** Lists a folder without following symbolic links; names are read as bytes so that non-UTF-8 names are seen too. */

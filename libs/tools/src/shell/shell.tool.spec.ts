@@ -156,6 +156,31 @@ describe('executeShellTool', () => {
     expect(workspace.calls).toEqual([]);
   });
 
+  it.each([
+    ['a carriage return', 'ls\rcat secret'],
+    ['an escape sequence', 'cat notes/a.md\r\u001b[2Kls'],
+    ['a bell', 'ls \u0007'],
+    ['a vertical tab', 'ls\u000bx'],
+    ['DEL', 'ls\u007f'],
+    ['a C1 control (CSI)', 'ls \u009b2K'],
+    ['a right-to-left override', 'ls \u202e txt.hs'],
+    ['a left-to-right mark', 'ls\u200e'],
+    ['a right-to-left mark', 'ls\u200f'],
+    ['an Arabic letter mark', 'ls\u061c'],
+    ['a directional isolate', 'ls \u2066x\u2069'],
+  ])('refuses a command with %s, so an approver never sees a disguised one', async (_, command) => {
+    expect(body(await run({ command }))).toEqual({
+      ok: false,
+      error: 'invalid shell input: command: control characters are not allowed (except newline and tab)',
+    });
+    expect(ShellInputSchema.safeParse({ command }).success).toBe(false);
+    expect(workspace.calls).toEqual([]);
+  });
+
+  it('accepts newlines, tabs and ordinary Unicode', () => {
+    expect(ShellInputSchema.safeParse({ command: 'ls\n\tpwd; echo héllo → ✓ שלום' }).success).toBe(true);
+  });
+
   it('gives the model a JSON schema describing the command', () => {
     const schema = z.toJSONSchema(ShellInputSchema, { io: 'input' }) as unknown as { required: string[]; properties: { command: { type: string; description: string } } };
     expect(schema.required).toEqual(['command']);

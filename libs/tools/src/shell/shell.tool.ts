@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { checkInput } from '../tool.input';
 import { errorResult, type ToolResult } from '../tool-result';
 import { utf8ByteLength } from '../utf8';
+import { disguisingCharacters } from './command-line';
 import { runShellCommand, type ShellLimits, type ShellRun } from './shell.runner';
 
 export const SHELL_COMMAND_MAX_BYTES = 16 * 1024;
@@ -14,7 +15,9 @@ export const ShellInputSchema = z.object({
     .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
     .refine((command) => command.trim() !== '', 'must not be empty')
     .refine((command) => utf8ByteLength(command) <= SHELL_COMMAND_MAX_BYTES, `must be at most ${SHELL_COMMAND_MAX_BYTES} bytes`)
-    .refine((command) => !command.includes('\0'), 'must not contain NUL characters')
+    .refine((command) => !command.includes('\0'), { message: 'must not contain NUL characters', abort: true })
+    // A `\r\x1b[2K` or a right-to-left override could show an approver another command than the one that runs.
+    .refine((command) => disguisingCharacters(command) === null, 'control characters are not allowed (except newline and tab)')
     .describe(
       `The command line, run with /bin/sh -c in a folder holding the workspace files, e.g. "wc -l notes/*.md" (at most ${SHELL_COMMAND_MAX_BYTES} bytes)`,
     ),
