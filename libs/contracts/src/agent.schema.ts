@@ -53,6 +53,60 @@ export const HttpSettingsSchema = z.strictObject({
 });
 export type HttpSettings = z.infer<typeof HttpSettingsSchema>;
 
+const NAME = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be lowercase letters, digits, "_" or "-" (max 64)');
+const OPTION = z.string().trim().min(1).max(200);
+
+/** A checkpoint at a stage boundary: it fires every time the stage would move on. */
+export const InteractionPointSchema = z.strictObject({
+  name: NAME,
+  prompt: z.string().min(1).max(4000),
+  style: z.enum(['free_text', 'multiple_choice', 'confirm']).default('multiple_choice'),
+  /** Options that approve. */
+  options: z.array(OPTION).max(20).default([]),
+  /** Options that cancel the run at once. */
+  abort_options: z.array(OPTION).max(10).default([]),
+  /** Options that open the stage's latest output for the person to edit. */
+  edit_options: z.array(OPTION).max(10).default([]),
+  /** Option → text added to the conversation; the stage runs again. */
+  directives: z.record(OPTION, z.string().min(1).max(4000)).default({}),
+  /** false: skipped in unattended runs. */
+  required: z.boolean().default(true),
+  /** What an unattended run does here: approve at once, or park and wait for a person anyway. */
+  unattended: z.enum(['auto_approve', 'ask']).default('auto_approve'),
+  /** A pinned region of the context holding the stage's current document. */
+  document_region: NAME.optional(),
+});
+export type InteractionPoint = z.infer<typeof InteractionPointSchema>;
+
+export const StageSchema = z.strictObject({
+  name: NAME,
+  mode: z.enum(['autonomous', 'interactive_points']).default('autonomous'),
+  /** Added to the system prompt while the run is in this stage. */
+  prompt: z.string().max(20_000).default(''),
+  /** Override the agent's permissions while in this stage. */
+  permissions: z.record(z.string().min(1).max(64), PermissionSchema).default({}),
+  /** false: messages wait in the run's inbox until a stage that accepts them. */
+  accepts_messages: z.boolean().default(true),
+  /** Human tools kept even in an unattended run. */
+  required_tools: z.array(z.string().min(1).max(64)).max(16).default([]),
+  /** Stages this one may move on to; none = the last stage (it ends with finish). */
+  transitions: z.array(NAME).max(16).default([]),
+  points: z.array(InteractionPointSchema).max(8).default([]),
+});
+export type Stage = z.infer<typeof StageSchema>;
+
+export const ScheduleSchema = z.strictObject({
+  name: NAME,
+  /** Cron pattern (5 or 6 fields), as BullMQ's job schedulers read it. */
+  cron: z.string().min(9).max(100),
+  timezone: z.string().max(64).optional(),
+  tenant: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/).max(64),
+  /** Who owns the runs it starts. */
+  owner: z.string().min(1).max(200).default('scheduler'),
+  task: z.string().min(1).max(20_000),
+});
+export type Schedule = z.infer<typeof ScheduleSchema>;
+
 export const AgentDefinitionSchema = z.strictObject({
   name: z.string().regex(AGENT_NAME_PATTERN, 'must be lowercase letters, digits, "_" or "-" (max 64)'),
   description: z.string().max(2000).default(''),
@@ -66,6 +120,13 @@ export const AgentDefinitionSchema = z.strictObject({
   safe_commands: z.array(z.string().min(1).max(200)).max(200).default([]),
   shell: ShellSettingsSchema.default({ timeout_secs: 30, max_output_bytes: 64 * 1024 }),
   http: HttpSettingsSchema.default({ allowed_hosts: [], timeout_secs: 10, max_response_bytes: 256 * 1024 }),
+  /** The first stage is where a run starts; none = one implicit stage. */
+  stages: z.array(StageSchema).max(32).default([]),
+  /** What `ask` becomes in an unattended run, where nobody is there to approve. */
+  unattended_approval: z.enum(['allow', 'deny']).default('deny'),
+  /** Agents this one may start as sub-agents with the delegate tool. */
+  delegates: z.array(NAME).max(32).default([]),
+  schedules: z.array(ScheduleSchema).max(32).default([]),
 });
 export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
 

@@ -9,13 +9,22 @@ export const LIMITS = {
   answerTextChars: 100_000,
   feedbackChars: 20_000,
   reasonChars: 2_000,
+  messageChars: 20_000,
   bodyBytes: 512 * 1024,
 } as const;
 
 export const StartRunBodySchema = z.strictObject({
   agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name'),
   task: z.string().trim().min(1, 'must not be empty').max(LIMITS.taskChars),
+  /** Nobody watches this run: no human tools, approvals by policy. Webhook-triggered runs always are. */
+  unattended: z.boolean().default(false),
+  trigger: z.enum(['api', 'chat', 'webhook']).default('api'),
 });
+
+export const MessageBodySchema = z.strictObject({
+  text: z.string().trim().min(1, 'must not be empty').max(LIMITS.messageChars),
+});
+export type MessageBody = z.infer<typeof MessageBodySchema>;
 export type StartRunBody = z.infer<typeof StartRunBodySchema>;
 
 /** An answer as a client sends it; which field is required depends on the interaction's kind. */
@@ -92,7 +101,7 @@ export const AuditEntrySchema = z.object({
   effectId: z.string(),
   interactionId: z.string().optional(),
   /** person: an approver chose; deadline / cancelled: denied because nobody answered or the run stopped; safe_command / grant: let through without asking. */
-  basis: z.enum(['person', 'deadline', 'cancelled', 'safe_command', 'grant']),
+  basis: z.enum(['person', 'deadline', 'cancelled', 'safe_command', 'grant', 'policy']),
   decision: ApprovalDecisionSchema.or(z.literal('allow')),
   scope: z.enum(['once', 'stage', 'run']).nullable(),
   approver: z.object({ tenant: z.string(), kind: z.enum(['user', 'deadline', 'system']), subject: z.string().optional(), role: z.string().optional() }).nullable(),
@@ -102,6 +111,19 @@ export const AuditEntrySchema = z.object({
   argsDigest: z.string(),
 });
 export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** An agent's cron schedule as `GET /v1/schedules` shows it. */
+export const ScheduleInfoSchema = z.object({
+  agent: z.string(),
+  name: z.string(),
+  cron: z.string(),
+  timezone: z.string().optional(),
+  owner: z.string(),
+  task: z.string(),
+  /** When it fires next (ISO), or null when the scheduler is not registered (yet). */
+  next: z.string().nullable(),
+});
+export type ScheduleInfo = z.infer<typeof ScheduleInfoSchema>;
 
 /** socket.io (namespace /v1): client → server messages. */
 export const SubscribeMessageSchema = z.strictObject({
@@ -126,8 +148,17 @@ export type ClaimMessage = z.infer<typeof ClaimMessageSchema>;
 
 export const ApprovalsMessageSchema = ListApprovalsQuerySchema.extend({ limit: z.int().min(1).max(500).default(100) });
 
+export const RunMessageSchema = z.strictObject({
+  runId: EntityIdSchema,
+  text: z.string().trim().min(1, 'must not be empty').max(LIMITS.messageChars),
+});
+
+export const StopMessageSchema = z.strictObject({ runId: EntityIdSchema });
+
 export const SOCKET = {
   namespace: '/v1',
+  message: 'message',
+  stop: 'stop',
   subscribe: 'subscribe',
   answer: 'answer',
   claim: 'claim',

@@ -6,7 +6,13 @@ import { EndReasonSchema, RunStatusSchema, TriggerSchema } from './run.schema';
 /** Event payloads by type. Every state change emits one, in the same atomic step. */
 export const EventDataSchemas = {
   'run.created': z.object({ agent: z.string(), task: z.string(), trigger: TriggerSchema }),
-  'run.status': z.object({ status: RunStatusSchema, waitReason: WaitReasonSchema.optional() }),
+  'run.status': z.object({ status: RunStatusSchema, waitReason: WaitReasonSchema.optional(), stage: z.string().optional() }),
+  'stage.entered': z.object({ stage: z.string(), from: z.string().nullable() }),
+  /** A checkpoint let the stage move on without a person's approval, and why. */
+  'checkpoint.proceeded': z.object({ stage: z.string(), point: z.string(), why: z.enum(['round_limit', 'deadline', 'unattended', 'not_required']) }),
+  'message.received': z.object({ messageId: z.string(), text: z.string(), by: ActorSchema }),
+  'message.injected': z.object({ messageIds: z.array(z.string()) }),
+  'child.started': z.object({ childRunId: z.string(), agent: z.string() }),
   'message.delta': z.object({ text: z.string() }),
   message: z.object({ text: z.string() }),
   'tool.call': z.object({ toolUseId: z.string(), effectId: z.string(), name: z.string(), input: z.unknown() }),

@@ -5,7 +5,7 @@ import { EntityIdSchema, TenantIdSchema } from './ids.schema';
 export const InteractionKindSchema = z.enum(['free_text', 'multiple_choice', 'confirm', 'tool_approval', 'edit_text', 'review']);
 export type InteractionKind = z.infer<typeof InteractionKindSchema>;
 
-export const WaitReasonSchema = z.enum(['question', 'approval', 'checkpoint']);
+export const WaitReasonSchema = z.enum(['question', 'approval', 'checkpoint', 'child']);
 export type WaitReason = z.infer<typeof WaitReasonSchema>;
 
 export const ChoiceOptionSchema = z.object({ label: z.string(), description: z.string().optional() });
@@ -87,6 +87,17 @@ export type Outcome = z.infer<typeof OutcomeSchema>;
 
 export const InteractionStatusSchema = z.enum(['open', 'answered', 'expired', 'cancelled']);
 
+/** Where a checkpoint interaction sits: which stage and point, which round, and what it asks for. */
+export const CheckpointRefSchema = z.object({
+  stage: z.string(),
+  point: z.string(),
+  /** 0 for the first time the point is presented at this stage exit; +1 per revise or edit round. */
+  round: z.int().min(0),
+  /** decide: pick what happens; edit: the person edits the stage's latest output. */
+  purpose: z.enum(['decide', 'edit']),
+});
+export type CheckpointRef = z.infer<typeof CheckpointRefSchema>;
+
 export const InteractionSchema = z.object({
   id: EntityIdSchema,
   tenant: TenantIdSchema,
@@ -95,6 +106,7 @@ export const InteractionSchema = z.object({
   agent: z.string(),
   waitReason: WaitReasonSchema,
   prompt: PromptSchema,
+  checkpoint: CheckpointRefSchema.optional(),
   status: InteractionStatusSchema,
   createdAt: z.string(),
   /** ISO time, or null when the interaction waits forever. */

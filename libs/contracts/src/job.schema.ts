@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { EntityIdSchema, TenantIdSchema } from './ids.schema';
-import { PromptSchema, WaitReasonSchema } from './interaction.schema';
+import { CheckpointRefSchema, PromptSchema, WaitReasonSchema } from './interaction.schema';
 
 /** BullMQ queue names (before the deployment's prefix). */
 export const QUEUES = {
   runs: 'runs',
   interactionRequests: 'interaction-requests',
   deadlines: 'deadlines',
+  schedules: 'schedules',
 } as const;
 
 /** Advance one run. `wake` is the run's wake counter; the job id is derived from it. */
@@ -26,6 +27,7 @@ export const InteractionRequestSchema = z.strictObject({
   agent: z.string(),
   waitReason: WaitReasonSchema,
   prompt: PromptSchema,
+  checkpoint: CheckpointRefSchema.optional(),
   /** 0 = no deadline. */
   timeoutSecs: z.int().min(0),
   requestedAt: z.string(),
@@ -38,9 +40,17 @@ export const DeadlineJobSchema = z.strictObject({
 });
 export type DeadlineJob = z.infer<typeof DeadlineJobSchema>;
 
+/** One firing of an agent's cron schedule (a BullMQ job scheduler's job). */
+export const ScheduleJobSchema = z.strictObject({
+  agent: z.string(),
+  schedule: z.string(),
+});
+export type ScheduleJob = z.infer<typeof ScheduleJobSchema>;
+
 /** BullMQ rejects ":" in custom ids; these are the only job ids Parley mints. */
 export const jobIds = {
   run: (job: RunJob) => `run.${job.tenant}.${job.runId}.${job.wake}`,
   interactionRequest: (tenant: string, interactionId: string) => `ireq.${tenant}.${interactionId}`,
   deadline: (tenant: string, interactionId: string) => `dl.${tenant}.${interactionId}`,
+  scheduler: (agent: string, schedule: string) => `sched.${agent}.${schedule}`,
 };

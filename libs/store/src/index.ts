@@ -9,3 +9,4 @@ export * from './queues';
 export * from './store.module';
 export * from './interaction.resolver';
 export * from './queue.worker';
+export * from './run.control';

@@ -59,6 +59,18 @@ export class RedisKeys {
   runGrants(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:grants`;
   }
+  /** Messages a person sent that wait to be injected between inference calls. */
+  runMessages(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:msgs`;
+  }
+  /** Sub-agent run ids started by this run. */
+  runChildren(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:children`;
+  }
+  /** What a sub-agent's last step touches of its parent: hash, log, inbox, event stream. */
+  parentKeys(tenant: string, parentRunId: string): string[] {
+    return [this.run(tenant, parentRunId), this.runLog(tenant, parentRunId), this.runInbox(tenant, parentRunId), this.runEvents(tenant, parentRunId)];
+  }
   /** Keys that live and expire with the run. */
   runOwned(tenant: string, runId: string): string[] {
     return [
@@ -67,6 +79,8 @@ export class RedisKeys {
       this.runInteractions(tenant, runId),
       this.workspace(tenant, runId),
       this.effects(tenant, runId),
+      this.runMessages(tenant, runId),
+      this.runChildren(tenant, runId),
     ];
   }
 

@@ -12,8 +12,27 @@ export interface Lease {
 export type AcquireResult = { status: 'acquired' } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string };
 export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
 export type ParkResult = 'parked' | 'continue' | 'lost' | 'cancelled';
-export type EndResult = 'ended' | 'lost' | 'already';
-export type CancelResult = { status: 'cancelled' } | { status: 'requested' } | { status: 'already'; runStatus: string } | { status: 'stale' };
+/** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
+export interface ParentWake {
+  runId: string;
+  wake: number;
+}
+export type EndResult = { status: 'ended'; parentWake: ParentWake | null } | { status: 'lost' } | { status: 'already' };
+export type CancelResult =
+  | { status: 'cancelled'; parentWake: ParentWake | null }
+  | { status: 'requested' }
+  | { status: 'already'; runStatus: string }
+  | { status: 'stale' };
+export type PostMessageResult = { status: 'accepted'; pending: number } | { status: 'ended'; runStatus: string } | { status: 'missing' };
+export type TakeMessagesResult = { status: 'ok'; messageIds: string[] } | { status: 'lost' } | { status: 'cancelled' };
+
+/** A message as it waits in the run's list. */
+export interface PendingMessage {
+  messageId: string;
+  text: string;
+  by: Actor;
+  at: string;
+}
 
 export interface NewRun {
   tenant: string;
@@ -22,6 +41,10 @@ export interface NewRun {
   agent: string;
   task: string;
   trigger: Run['trigger'];
+  unattended?: boolean;
+  parentRunId?: string;
+  /** The agent's first stage, when it declares stages. */
+  stage?: string;
 }
 
 export type RunEnding =
@@ -37,10 +60,28 @@ export class RunRepository {
     const now = args[3];
     const task: LogEntry = { type: 'task', text: run.task, at: now };
     const created: EventDraft = { type: 'run.created', data: { agent: run.agent, task: run.task, trigger: run.trigger } };
+    const stage: LogEntry | null = run.stage ? { type: 'stage', from: null, to: run.stage, at: now } : null;
     const wake = (await this.ctx.scripts.run(
       'createRun',
-      [...keys, k.run(run.tenant, run.runId), k.runIndex(run.tenant), k.runLog(run.tenant, run.runId)],
-      [...args, run.agent, run.task, run.trigger, JSON.stringify(task), JSON.stringify(created.data)],
+      [
+        ...keys,
+        k.run(run.tenant, run.runId),
+        k.runIndex(run.tenant),
+        k.runLog(run.tenant, run.runId),
+        run.parentRunId ? k.runChildren(run.tenant, run.parentRunId) : k.runChildren(run.tenant, run.runId),
+      ],
+      [
+        ...args,
+        run.agent,
+        run.task,
+        run.trigger,
+        JSON.stringify(task),
+        JSON.stringify(created.data),
+        run.unattended ? '1' : '0',
+        run.parentRunId ?? '',
+        run.stage ?? '',
+        stage ? JSON.stringify(stage) : '',
+      ],
     )) as number;
     return wake < 0 ? { created: false } : { created: true, wake };
   }
@@ -111,14 +152,15 @@ export class RunRepository {
     return renewed === 1;
   }
 
-  /** Fenced: appends only while `lease` is still the run's lease. */
-  async append(lease: Lease, entry: LogEntry | null, events: EventDraft[] = []): Promise<AppendResult> {
+  /** Fenced: appends only while `lease` is still the run's lease. `enterStage` moves the run in the same step. */
+  async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = ''): Promise<AppendResult> {
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
     const k = this.ctx.keys;
+    const entries = entry === null ? [] : Array.isArray(entry) ? entry : [entry];
     const [status, length] = (await this.ctx.scripts.run(
       'appendLog',
       [...keys, k.run(lease.tenant, lease.runId), k.runLog(lease.tenant, lease.runId)],
-      [...args, lease.token, this.ctx.options.leaseMs, entry ? JSON.stringify(entry) : '', ...eventArgs(events)],
+      [...args, lease.token, this.ctx.options.leaseMs, enterStage, entries.length, ...entries.map((e) => JSON.stringify(e)), ...eventArgs(events)],
     )) as [string, number?];
     return status === 'ok' ? { status, length: length ?? 0 } : { status: status as 'lost' | 'cancelled' };
   }
@@ -133,8 +175,8 @@ export class RunRepository {
     )) as ParkResult;
   }
 
-  /** Ends a run: fenced by `lease`, or unfenced (token '') for a run no worker can finish. */
-  async end(target: Lease, ending: RunEnding, fenced = true): Promise<EndResult> {
+  /** Ends a run: fenced by `lease`, or unfenced (token '') for a run no worker can finish. A sub-agent's end wakes its parent. */
+  async end(target: Lease, ending: RunEnding, fenced = true, parentRunId?: string): Promise<EndResult> {
     const { keys, args } = this.ctx.prologue(target.tenant, target.runId, target.owner);
     const k = this.ctx.keys;
     const event: EventDraft =
@@ -142,11 +184,85 @@ export class RunRepository {
         ? { type: 'run.finished', data: { reason: ending.reason, ...(ending.summary ? { summary: ending.summary } : {}) } }
         : { type: 'run.failed', data: { reason: ending.reason, error: ending.error } };
     const text = ending.status === 'finished' ? (ending.summary ?? '') : ending.error;
-    return (await this.ctx.scripts.run(
+    const result: LogEntry = { type: 'child_result', childRunId: target.runId, status: ending.status, reason: ending.reason, text, at: args[3] };
+    const reply = (await this.ctx.scripts.run(
       'endRun',
-      [...keys, k.run(target.tenant, target.runId), k.runGrants(target.tenant, target.runId), ...k.runOwned(target.tenant, target.runId)],
-      [...args, fenced ? target.token : '', ending.status, ending.reason, text, event.type, JSON.stringify(event.data), this.ctx.options.retentionSecs],
-    )) as EndResult;
+      [
+        ...keys,
+        k.run(target.tenant, target.runId),
+        k.runGrants(target.tenant, target.runId),
+        ...this.parentOrSelf(target.tenant, target.runId, parentRunId),
+        ...k.runOwned(target.tenant, target.runId),
+      ],
+      [
+        ...args,
+        fenced ? target.token : '',
+        ending.status,
+        ending.reason,
+        text,
+        event.type,
+        JSON.stringify(event.data),
+        this.ctx.options.retentionSecs,
+        parentRunId ?? '',
+        JSON.stringify(result),
+      ],
+    )) as [string, number?];
+    if (reply[0] === 'ended') {
+      return { status: 'ended', parentWake: this.parentWake(parentRunId, reply[1]) };
+    }
+    return { status: reply[0] as 'lost' | 'already' };
+  }
+
+  private parentOrSelf(tenant: string, runId: string, parentRunId: string | undefined): string[] {
+    return this.ctx.keys.parentKeys(tenant, parentRunId ?? runId);
+  }
+
+  private parentWake(parentRunId: string | undefined, wake: number | undefined): ParentWake | null {
+    return parentRunId && wake !== undefined && wake >= 0 ? { runId: parentRunId, wake } : null;
+  }
+
+  /** Keeps a person's message until the worker injects it; refused for a run that has ended or does not exist. */
+  async postMessage(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage): Promise<PostMessageResult> {
+    const { keys, args } = this.ctx.prologue(run.tenant, run.id, run.owner);
+    const k = this.ctx.keys;
+    const received: EventDraft = { type: 'message.received', data: { messageId: message.messageId, text: message.text, by: message.by } };
+    const [status, detail] = (await this.ctx.scripts.run(
+      'postMessage',
+      [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id)],
+      [...args, JSON.stringify(message), JSON.stringify(received.data)],
+    )) as [string, (string | number)?];
+    switch (status) {
+      case 'accepted':
+        return { status, pending: Number(detail) };
+      case 'ended':
+        return { status, runStatus: String(detail) };
+      default:
+        return { status: 'missing' };
+    }
+  }
+
+  /** Fenced: moves the run's pending messages into its log, between inference calls. */
+  async takeMessages(lease: Lease): Promise<TakeMessagesResult> {
+    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
+    const k = this.ctx.keys;
+    const [status, moved] = (await this.ctx.scripts.run(
+      'takeMessages',
+      [...keys, k.run(lease.tenant, lease.runId), k.runLog(lease.tenant, lease.runId), k.runMessages(lease.tenant, lease.runId)],
+      [...args, lease.token],
+    )) as [string, string?];
+    if (status !== 'ok') {
+      return { status: status as 'lost' | 'cancelled' };
+    }
+    return { status: 'ok', messageIds: (JSON.parse(moved ?? '[]') as PendingMessage[]).map((m) => m.messageId) };
+  }
+
+  /** Whether messages wait to be injected (read before a run ends for want of anything to do). */
+  async hasPendingMessages(tenant: string, runId: string): Promise<boolean> {
+    return (await this.ctx.redis.llen(this.ctx.keys.runMessages(tenant, runId))) > 0;
+  }
+
+  async children(tenant: string, runId: string): Promise<string[]> {
+    return this.ctx.redis.smembers(this.ctx.keys.runChildren(tenant, runId));
   }
 
   /** Which of these grant-set members the run holds (one round trip, whatever the number of grants). */
@@ -170,7 +286,7 @@ export class RunRepository {
    * approval is denied by the stop.
    */
   async cancel(
-    target: { tenant: string; runId: string; owner: string },
+    target: { tenant: string; runId: string; owner: string; parentRunId?: string },
     by: Actor,
     open: { id: string; waitReason: WaitReason } | null,
     leaseToken = '',
@@ -186,6 +302,8 @@ export class RunRepository {
       data: { interactionId: openInteractionId ?? '', outcome: 'cancelled', by, at: now.toISOString(), ...(open?.waitReason === 'approval' ? { decision: 'deny' as const } : {}) },
     };
     const cancelled: EventDraft = { type: 'run.cancelled', data: { reason: 'cancelled', by } };
+    const who = by.kind === 'user' ? (by.subject ?? 'a user') : by.kind;
+    const childResult: LogEntry = { type: 'child_result', childRunId: target.runId, status: 'cancelled', reason: 'cancelled', text: `stopped by ${who}`, at: now.toISOString() };
     const [status, detail] = (await this.ctx.scripts.run(
       'cancelRun',
       [
@@ -197,6 +315,7 @@ export class RunRepository {
         k.runLog(target.tenant, target.runId),
         k.openApprovals(target.tenant),
         k.runGrants(target.tenant, target.runId),
+        ...this.parentOrSelf(target.tenant, target.runId, target.parentRunId),
         ...k.runOwned(target.tenant, target.runId),
       ],
       [
@@ -208,12 +327,18 @@ export class RunRepository {
         JSON.stringify(cancelled.data),
         this.ctx.options.retentionSecs,
         leaseToken,
+        target.parentRunId ?? '',
+        JSON.stringify(childResult),
       ],
-    )) as [string, string?];
-    if (status === 'already') {
-      return { status, runStatus: detail ?? '' };
+    )) as [string, (string | number)?];
+    switch (status) {
+      case 'already':
+        return { status, runStatus: String(detail ?? '') };
+      case 'cancelled':
+        return { status, parentWake: this.parentWake(target.parentRunId, Number(detail)) };
+      default:
+        return { status: status as 'requested' | 'stale' };
     }
-    return { status: status as 'cancelled' | 'requested' | 'stale' };
   }
 }
 
@@ -225,12 +350,16 @@ function toRun(h: Record<string, string>): Run {
     agent: h.agent,
     task: h.task,
     trigger: h.trigger as Run['trigger'],
+    unattended: h.unattended === '1',
+    ...(h.stage ? { stage: h.stage } : {}),
+    ...(h.parentRunId ? { parentRunId: h.parentRunId } : {}),
     status: h.status as RunStatus,
     ...(h.waitReason ? { waitReason: h.waitReason as WaitReason } : {}),
     ...(h.pendingInteractionId ? { pendingInteractionId: h.pendingInteractionId } : {}),
     ...(h.endReason ? { endReason: h.endReason as EndReason } : {}),
     ...(h.summary ? { summary: h.summary } : {}),
     ...(h.error ? { error: h.error } : {}),
+    ...(h.stoppedBy ? { stoppedBy: JSON.parse(h.stoppedBy) as Actor } : {}),
     createdAt: h.createdAt,
     updatedAt: h.updatedAt,
   };

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { createRedis, type ParleyConfig } from '@parley/platform';
 import { ParleyQueues } from './queues';
 import { ParleyStore } from './store';
+import { RunControl } from './run.control';
 
 export const PARLEY_CONFIG = Symbol('PARLEY_CONFIG');
 export const REDIS = Symbol('REDIS');
@@ -41,8 +42,9 @@ export class StoreModule implements OnApplicationShutdown {
           inject: [QUEUE_REDIS, ParleyStore],
           useFactory: (redis: Redis, store: ParleyStore) => new ParleyQueues(redis, store.ctx.keys.bullPrefix()),
         },
+        { provide: RunControl, inject: [ParleyStore, ParleyQueues], useFactory: (store: ParleyStore, queues: ParleyQueues) => new RunControl(store, queues) },
       ],
-      exports: [PARLEY_CONFIG, REDIS, QUEUE_REDIS, ParleyStore, ParleyQueues],
+      exports: [PARLEY_CONFIG, REDIS, QUEUE_REDIS, ParleyStore, ParleyQueues, RunControl],
     };
   }
 

@@ -196,7 +196,7 @@ describe('create and acquire', () => {
 
     const done = await newRun(store);
     const lease = await acquire(store, done);
-    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'ok' })).toBe('ended');
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'ok' })).toEqual({ status: 'ended', parentWake: null });
     expect(await store.runs.acquire(TENANT, done.runId, done.owner, 'other')).toEqual({ status: 'idle', runStatus: 'finished' });
   });
 });
@@ -214,7 +214,7 @@ describe('fencing', () => {
 
     expect(await store.runs.append(stale, entry, [{ type: 'message', data: { text: 'stale thoughts' } }])).toEqual({ status: 'lost' });
     expect(await store.runs.park(stale, 'question', randomUUID())).toBe('lost');
-    expect(await store.runs.end(stale, { status: 'finished', reason: 'finish' })).toBe('lost');
+    expect(await store.runs.end(stale, { status: 'finished', reason: 'finish' })).toEqual({ status: 'lost' });
     expect(await store.runs.renew(stale)).toBe(false);
     const workspace = new RedisWorkspace(store.ctx, stale, 1024);
     await expect(workspace.write('fx-1', 'notes.md', 'stale')).rejects.toBeInstanceOf(LeaseLostError);
@@ -308,7 +308,7 @@ describe('one answer, once', () => {
   it('a resolve after the run was cancelled is a conflict naming who cancelled', async () => {
     const store = makeStore();
     const { run, interaction } = await waitingRun(store);
-    expect(await store.runs.cancel(run, BOB, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(run, BOB, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'cancelled', parentWake: null });
 
     const result = await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     expect(result).toMatchObject({ status: 'conflict', interaction: { status: 'cancelled', resolvedBy: BOB } });
@@ -381,7 +381,7 @@ describe('events', () => {
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: BOB }); // conflict: no event
     const again = await acquire(store, run);
-    expect(await store.runs.end(again, { status: 'finished', reason: 'finish', summary: 'done' })).toBe('ended');
+    expect(await store.runs.end(again, { status: 'finished', reason: 'finish', summary: 'done' })).toEqual({ status: 'ended', parentWake: null });
 
     const all = await events(store);
     expect(all.map((e) => [e.seq, e.type, e.type === 'run.status' ? e.data.status : ''])).toEqual([
@@ -476,7 +476,7 @@ describe('cancel', () => {
     const seq = await store.events.lastSeq(TENANT);
     const logLength = (await store.runs.readLog(TENANT, run.runId)).length;
 
-    expect(await store.runs.cancel(run, BOB, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(run, BOB, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'cancelled', parentWake: null });
 
     const cancelled = await store.runs.get(TENANT, run.runId);
     expect(cancelled).toMatchObject({ status: 'cancelled', endReason: 'cancelled' });
@@ -531,7 +531,7 @@ describe('cancel', () => {
     expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(1);
 
     // The holder ends it.
-    expect(await store.runs.cancel(run, BOB, null, lease.token)).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(run, BOB, null, lease.token)).toEqual({ status: 'cancelled', parentWake: null });
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('cancelled');
   });
 });
@@ -545,7 +545,7 @@ describe('end-run', () => {
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }); // leaves a wake in the inbox
     expect(await new RedisWorkspace(store.ctx, lease, 1024).write('fx-1', 'plan.md', '# Plan')).toMatchObject({ status: 'applied' });
 
-    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'done' })).toBe('ended');
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'done' })).toEqual({ status: 'ended', parentWake: null });
     expect(await store.runs.get(TENANT, run.runId)).toMatchObject({ status: 'finished', endReason: 'finish', summary: 'done' });
 
     const k = store.ctx.keys;
@@ -570,7 +570,7 @@ describe('end-run', () => {
       expect([key, await admin.ttl(key)]).toEqual([key, -1]);
     }
 
-    expect(await store.runs.end(lease, { status: 'failed', reason: 'internal_error', error: 'again' })).toBe('already');
+    expect(await store.runs.end(lease, { status: 'failed', reason: 'internal_error', error: 'again' })).toEqual({ status: 'already' });
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('finished');
   });
 });
@@ -610,7 +610,7 @@ describe('approvals', () => {
     expect(await store.interactions.listOpenApprovals(TENANT, (i) => i.id === never.interaction.id, 1)).toHaveLength(1);
 
     await store.interactions.resolve({ interaction: soon.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE });
-    expect(await store.runs.cancel(late.run, BOB, { id: late.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(late.run, BOB, { id: late.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled', parentWake: null });
     expect(await ids()).toEqual([never.interaction.id]);
   });
 
@@ -623,7 +623,7 @@ describe('approvals', () => {
       new Set(['run|shell:cmd:touch']),
     );
     const lease = await acquire(store, run);
-    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish' })).toBe('ended');
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish' })).toEqual({ status: 'ended', parentWake: null });
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, run.runId))).toBe(0);
 
     const stopped = await approvalRun(store);
@@ -631,12 +631,12 @@ describe('approvals', () => {
     const again = await acquire(store, stopped.run);
     const second = await store.interactions.open({ ...request(stopped.run), waitReason: 'approval', prompt: APPROVAL });
     expect(await store.runs.park(again, 'approval', second.interaction.id)).toBe('parked');
-    expect(await store.runs.cancel(stopped.run, BOB, { id: second.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled' });
+    expect(await store.runs.cancel(stopped.run, BOB, { id: second.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled', parentWake: null });
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, stopped.run.runId))).toBe(0);
 
     // An approval still open when its run failed (an unfenced end) writes no grant when answered late.
     const failed = await approvalRun(store);
-    expect(await store.runs.end({ ...failed.lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toBe('ended');
+    expect(await store.runs.end({ ...failed.lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toEqual({ status: 'ended', parentWake: null });
     expect((await store.interactions.resolve({ interaction: failed.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE })).status).toBe('resolved');
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, failed.run.runId))).toBe(0);
   });

@@ -18,6 +18,9 @@ describe('tool names', () => {
         'write_file',
         'shell',
         'http_request',
+        'complete_stage',
+        'delegate',
+        'needs_input',
       ].sort(),
     );
   });
@@ -89,6 +92,9 @@ describe('toolSpecs', () => {
       present_for_review: ['title', 'markdown'],
       shell: ['command'],
       http_request: ['url'],
+      complete_stage: ['output'],
+      delegate: ['agent', 'task'],
+      needs_input: ['missing'],
     });
   });
 

@@ -7,6 +7,9 @@ import {
   AskUserChoiceInputSchema,
   AskUserConfirmInputSchema,
   AskUserTextInputSchema,
+  CompleteStageInputSchema,
+  DelegateInputSchema,
+  NeedsInputInputSchema,
   DeleteFileInputSchema,
   EditDocumentInputSchema,
   FinishInputSchema,
@@ -85,6 +88,24 @@ const CATALOGUE: Record<ToolName, CatalogueEntry> = {
       'Send an HTTP GET or POST to a host on this agent\'s allow-list and get the status, content type and body (cut at a size limit). ' +
       'Redirects are not followed: you get the status and location. A person may have to approve the request first.',
     schema: HttpRequestInputSchema,
+  },
+  complete_stage: {
+    description:
+      'Finish the current stage of this task and move on, handing over its output. A person may review the output at a checkpoint ' +
+      'first: you then get their decision (approved, or a revision to make) as the result.',
+    schema: CompleteStageInputSchema,
+  },
+  delegate: {
+    description:
+      'Start a sub-agent on a self-contained task and wait for its result (its summary, its error, or what information it was missing). ' +
+      'The sub-agent cannot ask the person anything; you can, if it reports missing information.',
+    schema: DelegateInputSchema,
+  },
+  needs_input: {
+    description:
+      'End your task because information only a person can give is missing; say exactly what. You get no further turns after it. ' +
+      'The agent that delegated to you decides whether to ask.',
+    schema: NeedsInputInputSchema,
   },
   present_for_review: {
     description:

@@ -12,7 +12,14 @@ export type HumanToolName = (typeof HUMAN_TOOLS)[number];
 /** Tools that reach outside the workspace; off unless an agent lists them. */
 export const OUTSIDE_TOOLS = ['shell', 'http_request'] as const;
 
-export const ALL_TOOL_NAMES = [...WORKSPACE_TOOLS, FINISH_TOOL, ...HUMAN_TOOLS, ...OUTSIDE_TOOLS] as const;
+/**
+ * Tools that steer the run itself. `delegate` is listed in an agent's tools; `complete_stage` is
+ * offered by the run to agents with stages and `needs_input` to sub-agents.
+ */
+export const CONTROL_TOOLS = ['complete_stage', 'delegate', 'needs_input'] as const;
+export type ControlToolName = (typeof CONTROL_TOOLS)[number];
+
+export const ALL_TOOL_NAMES = [...WORKSPACE_TOOLS, FINISH_TOOL, ...HUMAN_TOOLS, ...OUTSIDE_TOOLS, ...CONTROL_TOOLS] as const;
 export type ToolName = (typeof ALL_TOOL_NAMES)[number];
 
 /** The interaction kind each human tool opens. */

@@ -79,3 +79,22 @@ export const PresentForReviewInputSchema = z.object({
   title: text(`Short title of what is reviewed (${limit(HUMAN_TOOL_LIMITS.titleBytes)})`),
   markdown: text(`The work to review, as markdown (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`),
 });
+
+export const CompleteStageInputSchema = z.object({
+  output: text(`What this stage produced, in full: the document or result the next stage (and any checkpoint) works from (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`, {
+    allowEmpty: true,
+  }),
+  next: z
+    .string({ error: 'must be a string' })
+    .optional()
+    .describe('The stage to move to, when this stage has more than one way on'),
+});
+
+export const DelegateInputSchema = z.object({
+  agent: text('The name of the agent to start as a sub-agent (one of those this agent may delegate to)'),
+  task: text('The task for the sub-agent, self-contained: it cannot ask the person anything'),
+});
+
+export const NeedsInputInputSchema = z.object({
+  missing: text('What information is missing and why you cannot go on without it; your parent decides whether to ask a person'),
+});

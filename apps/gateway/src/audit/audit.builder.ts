@@ -19,13 +19,13 @@ export function buildAudit(tenant: string, entries: readonly LogEntry[]): AuditE
         approvals.delete(entry.interactionId);
       }
     } else if (entry.type === 'tool_result' && entry.approval) {
-      const { basis, covered, argsDigest: digest } = entry.approval;
+      const { basis, covered, argsDigest: digest, denied } = entry.approval;
       audit.push({
         at: entry.at,
         tool: entry.name,
         effectId: entry.effectId,
         basis,
-        decision: 'allow',
+        decision: denied ? 'deny' : 'allow',
         scope: null,
         approver: null,
         grants: covered,

@@ -15,6 +15,9 @@ import {
   AnswerMessageSchema,
   ApprovalsMessageSchema,
   ClaimMessageSchema,
+  RunMessageSchema,
+  StopMessageSchema,
+  type Run,
   SOCKET,
   SubscribeMessageSchema,
   parseAnswerBody,
@@ -136,6 +139,22 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const message = parseOrThrow(AnswerMessageSchema, body, 'answer message');
       const answer = parseAnswerBody(AnswerBodySchema, message.answer);
       return { interaction: await this.interactions.answer(data(socket).user, message.interactionId, answer) };
+    });
+  }
+
+  @SubscribeMessage(SOCKET.message)
+  async message(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ messageId: string; pending: number }>> {
+    return this.reply('message', async () => {
+      const message = parseOrThrow(RunMessageSchema, body, 'message');
+      return this.runs.message(data(socket).user, message.runId, { text: message.text });
+    });
+  }
+
+  @SubscribeMessage(SOCKET.stop)
+  async stop(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ run: Run }>> {
+    return this.reply('stop', async () => {
+      const message = parseOrThrow(StopMessageSchema, body, 'stop message');
+      return { run: await this.runs.stop(data(socket).user, message.runId) };
     });
   }
 

@@ -4,6 +4,7 @@ import {
   EntityIdSchema,
   EventsQuerySchema,
   ListRunsQuerySchema,
+  MessageBodySchema,
   StartRunBodySchema,
   parseOrThrow,
   type Interaction,
@@ -55,10 +56,18 @@ export class RunsController {
     return { entries: await this.runs.audit(user, runId(id)) };
   }
 
-  @Post(':id/cancel')
+  /** Stops the run; `cancel` is the older name of the same route. */
+  @Post([':id/stop', ':id/cancel'])
   @HttpCode(200)
-  async cancel(@User() user: TokenClaims, @Param('id') id: string): Promise<{ run: Run }> {
-    return { run: await this.runs.cancel(user, runId(id)) };
+  async stop(@User() user: TokenClaims, @Param('id') id: string): Promise<{ run: Run }> {
+    return { run: await this.runs.stop(user, runId(id)) };
+  }
+
+  @Post(':id/messages')
+  @HttpCode(202)
+  async message(@User() user: TokenClaims, @Param('id') id: string, @Body() body: unknown): Promise<{ messageId: string; pending: number }> {
+    const target = runId(id);
+    return this.runs.message(user, target, parseOrThrow(MessageBodySchema, body, 'body'));
   }
 }
 

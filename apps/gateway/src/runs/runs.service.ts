@@ -5,6 +5,8 @@ import {
   ConflictError,
   NotFoundError,
   TERMINAL_STATUSES,
+  isUnattendedTrigger,
+  type MessageBody,
   type AuditEntry,
   type Interaction,
   type LogEntry,
@@ -14,7 +16,7 @@ import {
   type StartRunBody,
   type TokenClaims,
 } from '@parley/contracts';
-import { ParleyQueues, ParleyStore } from '@parley/store';
+import { ParleyQueues, ParleyStore, RunControl } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -25,12 +27,22 @@ export class RunsService {
     private readonly queues: ParleyQueues,
     private readonly agents: AgentCatalog,
     private readonly auth: AuthService,
+    private readonly control: RunControl,
   ) {}
 
   async start(user: TokenClaims, body: StartRunBody): Promise<Run> {
     const agent = this.agents.get(body.agent);
     const runId = randomUUID();
-    const created = await this.store.runs.create({ tenant: user.tenant, runId, owner: user.sub, agent: agent.name, task: body.task, trigger: 'api' });
+    const created = await this.store.runs.create({
+      tenant: user.tenant,
+      runId,
+      owner: user.sub,
+      agent: agent.name,
+      task: body.task,
+      trigger: body.trigger,
+      unattended: body.unattended || isUnattendedTrigger(body.trigger),
+      ...(agent.stages[0] ? { stage: agent.stages[0].name } : {}),
+    });
     if (!created.created) {
       throw new ConflictError(`run ${runId} already exists`);
     }
@@ -74,21 +86,31 @@ export class RunsService {
     return buildAudit(user.tenant, await this.store.runs.readLog(user.tenant, runId));
   }
 
-  async cancel(user: TokenClaims, runId: string): Promise<Run> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const run = await this.get(user, runId);
-      if (TERMINAL_STATUSES.includes(run.status)) {
-        throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
-      }
-      const open = run.pendingInteractionId && run.waitReason ? { id: run.pendingInteractionId, waitReason: run.waitReason } : null;
-      const result = await this.store.runs.cancel({ tenant: run.tenant, runId: run.id, owner: run.owner }, { kind: 'user', subject: user.sub, role: user.role }, open);
-      if (result.status === 'cancelled' && run.pendingInteractionId) {
-        await this.queues.cancelDeadline(run.tenant, run.pendingInteractionId);
-      }
-      if (result.status !== 'stale') {
-        return this.get(user, runId);
-      }
+  /** Stops a run (and its sub-agents): at once when parked or queued, at its next step when a worker holds it. */
+  async stop(user: TokenClaims, runId: string): Promise<Run> {
+    const run = await this.get(user, runId);
+    if (TERMINAL_STATUSES.includes(run.status)) {
+      throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
     }
-    throw new ConflictError(`run ${runId} kept changing; try again`);
+    const result = await this.control.stop(run.tenant, run.id, { kind: 'user', subject: user.sub, role: user.role });
+    if (result.status === 'stale') {
+      throw new ConflictError(`run ${runId} kept changing; try again`);
+    }
+    return this.get(user, runId);
+  }
+
+  /** A message for the run, injected between inference calls; kept while the run is parked. */
+  async message(user: TokenClaims, runId: string, body: MessageBody): Promise<{ messageId: string; pending: number }> {
+    const run = await this.get(user, runId);
+    const messageId = randomUUID();
+    const result = await this.store.runs.postMessage(run, { messageId, text: body.text, by: { kind: 'user', subject: user.sub, role: user.role }, at: new Date().toISOString() });
+    switch (result.status) {
+      case 'accepted':
+        return { messageId, pending: result.pending };
+      case 'ended':
+        throw new ConflictError(`no run accepted the message: run ${runId} has ended (${result.runStatus})`, { status: result.runStatus });
+      case 'missing':
+        throw new NotFoundError('run', runId);
+    }
   }
 }

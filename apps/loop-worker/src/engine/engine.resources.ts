@@ -2,12 +2,13 @@ import type { AgentCatalog } from '@parley/agents';
 import type { AgentDefinition } from '@parley/contracts';
 import type { ModelAdapter } from '@parley/models';
 import type { Logger } from '@parley/platform';
-import type { ParleyQueues, ParleyStore } from '@parley/store';
+import type { ParleyQueues, ParleyStore, RunControl } from '@parley/store';
 
 /** What the engine's parts share instead of importing each other. */
 export interface EngineResources {
   store: ParleyStore;
   queues: ParleyQueues;
+  control: RunControl;
   agents: AgentCatalog;
   modelFor(agent: AgentDefinition): ModelAdapter;
   logger: Logger;

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentDefinition, EventDraft, RunJob, ToolCall, WaitReason } from '@parley/contracts';
+import type { AgentDefinition, EventDraft, Run, RunJob, Stage, ToolCall, WaitReason } from '@parley/contracts';
 import { isModelError } from '@parley/models';
 import { LeaseLostError, type Lease, type RunEnding } from '@parley/store';
 import { offeredTools, toolSpecs } from '@parley/tools';
-import { buildConversation } from './conversation';
+import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
-import { TurnDispatcher, type SettleResult } from './turn.dispatcher';
+import { systemPromptFor } from './system.prompt';
+import { TurnDispatcher, type RunView, type SettleResult } from './turn.dispatcher';
 
 /**
  * Advances one run until it parks or ends. It holds the run's lease while it works; every write
@@ -35,8 +36,7 @@ export class RunEngine {
     }
     const agent = agents.find(run.agent);
     if (!agent) {
-      await store.runs.end(lease, { status: 'failed', reason: 'internal_error', error: `agent ${run.agent} is no longer configured` });
-      return { status: 'ended', runStatus: 'failed' };
+      return this.end(lease, run, { status: 'failed', reason: 'internal_error', error: `agent ${run.agent} is no longer configured` });
     }
     const abort = new AbortController();
     const heartbeat = setInterval(() => {
@@ -46,7 +46,7 @@ export class RunEngine {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      return await this.loop(lease, agent, abort.signal);
+      return await this.loop(lease, run, agent, abort.signal);
     } catch (error) {
       // Another worker took the run over; it carries on from the log, this one just stops.
       if (error instanceof LeaseLostError) {
@@ -58,25 +58,36 @@ export class RunEngine {
     }
   }
 
-  private async loop(lease: Lease, agent: AgentDefinition, signal: AbortSignal): Promise<AdvanceOutcome> {
+  private async loop(lease: Lease, run: Run, agent: AgentDefinition, signal: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
     for (;;) {
       const conversation = buildConversation(await store.runs.readLog(lease.tenant, lease.runId));
+      const view: RunView = { run, agent, stage: stageOf(agent, conversation), conversation };
       if (conversation.openTurn) {
-        const settled = await this.dispatcher.settle(lease, agent, conversation, conversation.openTurn.calls);
-        const next = await this.afterSettle(lease, settled);
+        const settled = await this.dispatcher.settle(lease, view, conversation.openTurn.calls);
+        const next = await this.afterSettle(lease, run, settled);
         if (next) {
           return next;
         }
         continue;
       }
+      // Between inference calls: what the person said meanwhile joins the conversation.
+      if (view.stage?.accepts_messages ?? true) {
+        const taken = await store.runs.takeMessages(lease);
+        if (taken.status !== 'ok') {
+          return taken.status === 'lost' ? { status: 'lost' } : this.cancel(lease, run, null);
+        }
+        if (taken.messageIds.length > 0) {
+          continue;
+        }
+      }
       if (conversation.endedWithoutTools) {
-        return this.end(lease, { status: 'finished', reason: 'no_tool_calls', ...(conversation.lastText ? { summary: conversation.lastText } : {}) });
+        return this.end(lease, run, { status: 'finished', reason: 'no_tool_calls', ...(conversation.lastText ? { summary: conversation.lastText } : {}) });
       }
       if (conversation.iterations >= agent.limits.max_iterations) {
-        return this.end(lease, { status: 'finished', reason: 'max_iterations' });
+        return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
       }
-      const stepped = await this.callModel(lease, agent, conversation.messages, signal);
+      const stepped = await this.callModel(lease, run, view, signal);
       if (stepped) {
         return stepped;
       }
@@ -84,20 +95,16 @@ export class RunEngine {
   }
 
   /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
-  private async callModel(
-    lease: Lease,
-    agent: AgentDefinition,
-    messages: ReturnType<typeof buildConversation>['messages'],
-    signal: AbortSignal,
-  ): Promise<AdvanceOutcome | null> {
+  private async callModel(lease: Lease, run: Run, view: RunView, signal: AbortSignal): Promise<AdvanceOutcome | null> {
     const { store } = this.resources;
+    const { agent, stage, conversation } = view;
     const deltas = new DeltaEmitter(store.runs, lease);
     let turn;
     try {
       turn = await this.resources.modelFor(agent).complete({
-        system: agent.system_prompt,
-        messages,
-        tools: toolSpecs(offeredTools(agent)),
+        system: systemPromptFor(agent, stage, conversation.documents, run.unattended),
+        messages: conversation.messages,
+        tools: toolSpecs(offeredTools(agent, { ...(stage ? { stage } : {}), unattended: run.unattended, child: run.parentRunId !== undefined })),
         onTextDelta: (text) => deltas.push(text),
         signal,
       });
@@ -107,7 +114,7 @@ export class RunEngine {
         return { status: 'lost' };
       }
       if (isModelError(error)) {
-        return this.end(lease, { status: 'failed', reason: 'model_error', error: error.message });
+        return this.end(lease, run, { status: 'failed', reason: 'model_error', error: error.message });
       }
       throw error;
     }
@@ -132,20 +139,24 @@ export class RunEngine {
       case 'lost':
         return { status: 'lost' };
       case 'cancelled':
-        return this.cancel(lease, null);
+        return this.cancel(lease, run, null);
     }
   }
 
-  private async afterSettle(lease: Lease, settled: SettleResult): Promise<AdvanceOutcome | null> {
+  private async afterSettle(lease: Lease, run: Run, settled: SettleResult): Promise<AdvanceOutcome | null> {
     switch (settled.status) {
       case 'settled':
         return null;
       case 'lost':
         return { status: 'lost' };
       case 'cancelled':
-        return this.cancel(lease, null);
-      case 'finish':
-        return this.end(lease, { status: 'finished', reason: 'finish', summary: settled.summary });
+        return this.cancel(lease, run, null);
+      case 'end':
+        return this.end(lease, run, settled.ending);
+      case 'stop': {
+        const result = await this.resources.control.stopHeld(lease, run, settled.by, null);
+        return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
+      }
       case 'park': {
         const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId);
         switch (parked) {
@@ -156,21 +167,25 @@ export class RunEngine {
           case 'lost':
             return { status: 'lost' };
           case 'cancelled':
-            return this.cancel(lease, { id: settled.interactionId, waitReason: settled.waitReason });
+            return this.cancel(lease, run, { id: settled.interactionId, waitReason: settled.waitReason });
         }
       }
     }
   }
 
-  private async end(lease: Lease, ending: RunEnding): Promise<AdvanceOutcome> {
-    const ended = await this.resources.store.runs.end(lease, ending);
-    return ended === 'lost' ? { status: 'lost' } : { status: 'ended', runStatus: ending.status };
+  private async end(lease: Lease, run: Run, ending: RunEnding): Promise<AdvanceOutcome> {
+    const ended = await this.resources.control.end(lease, ending, run.parentRunId ? { parentRunId: run.parentRunId } : {});
+    return ended.status === 'lost' ? { status: 'lost' } : { status: 'ended', runStatus: ending.status };
   }
 
   /** A stop was asked while this worker held the run: end it now, with the question it had opened. */
-  private async cancel(lease: Lease, open: { id: string; waitReason: WaitReason } | null): Promise<AdvanceOutcome> {
+  private async cancel(lease: Lease, run: Run, open: { id: string; waitReason: WaitReason } | null): Promise<AdvanceOutcome> {
     const by = await this.resources.store.runs.cancelRequester(lease.tenant, lease.runId);
-    const result = await this.resources.store.runs.cancel(lease, by, open, lease.token);
+    const result = await this.resources.control.stopHeld(lease, run, by, open);
     return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
   }
+}
+
+function stageOf(agent: AgentDefinition, conversation: Conversation): Stage | undefined {
+  return conversation.stage === null ? undefined : agent.stages.find((stage) => stage.name === conversation.stage);
 }

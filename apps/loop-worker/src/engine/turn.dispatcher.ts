@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_STAGE, type AgentDefinition, type AutoApproval, type InteractionRequest, type LogEntryOf, type Prompt, type ToolCall, type WaitReason } from '@parley/contracts';
-import { RedisWorkspace, type AppendResult, type Lease } from '@parley/store';
+import {
+  DEFAULT_STAGE,
+  type Actor,
+  type AgentDefinition,
+  type AutoApproval,
+  type CheckpointRef,
+  type InteractionRequest,
+  type LogEntryOf,
+  type Prompt,
+  type Run,
+  type Stage,
+  type ToolCall,
+  type WaitReason,
+} from '@parley/contracts';
+import { RedisWorkspace, type AppendResult, type Lease, type RunEnding } from '@parley/store';
 import {
   approvalPrompt,
   approvalVerdict,
@@ -18,21 +31,34 @@ import {
   membersToLookUp,
   offeredTools,
   permissionOf,
-  prepareFinish,
+  argsDigest,
+  okResult,
   prepareHumanToolCall,
   skippedForQuestionResult,
   withApproverEdits,
   type ToolResult,
 } from '@parley/tools';
-import type { Conversation, OpenCall } from './conversation';
+import { childResultOf, type Conversation, type OpenCall } from './conversation';
 import type { EngineResources } from './engine.resources';
+import { StageExit } from './stage.exit.handler';
 
 export type SettleResult =
   | { status: 'settled' }
   | { status: 'park'; interactionId: string; waitReason: WaitReason }
-  | { status: 'finish'; summary: string }
+  | { status: 'end'; ending: RunEnding }
+  /** An abort option at a checkpoint: the run stops at once, no further model call. */
+  | { status: 'stop'; by: Actor }
   | { status: 'lost' }
   | { status: 'cancelled' };
+
+/** What the dispatcher knows of the run it settles. */
+export interface RunView {
+  run: Run;
+  agent: AgentDefinition;
+  /** The stage the run is in (agents with stages). */
+  stage: Stage | undefined;
+  conversation: Conversation;
+}
 
 type Question = LogEntryOf<'question'>;
 
@@ -42,36 +68,62 @@ type Question = LogEntryOf<'question'>;
  * stays paired. A call that needs approval parks the run; the calls after it wait for the answer.
  */
 export class TurnDispatcher {
-  constructor(private readonly resources: EngineResources) {}
+  private readonly stageExit: StageExit;
 
-  async settle(lease: Lease, agent: AgentDefinition, conversation: Conversation, calls: OpenCall[]): Promise<SettleResult> {
-    const offered = new Set(offeredTools(agent));
+  constructor(private readonly resources: EngineResources) {
+    this.stageExit = new StageExit(resources, {
+      record: (lease, call, result) => this.record(lease, call, result),
+      publishAndPark: (lease, agent, request) => this.publish(lease, agent, request),
+      interrupted: (appended) => this.interrupted(appended),
+    });
+  }
+
+  async settle(lease: Lease, view: RunView, calls: OpenCall[]): Promise<SettleResult> {
+    const { agent, run, stage } = view;
+    const offered = new Set(offeredTools(agent, { ...(stage ? { stage } : {}), unattended: run.unattended, child: run.parentRunId !== undefined }));
     const human = calls.find(({ call }) => isHumanTool(call.name) && offered.has(call.name));
-    const finish = calls.find(({ call }) => call.name === 'finish' && offered.has('finish'));
-    const rest = calls.filter((c) => c !== human && (human !== undefined || c !== finish) && c.result === undefined);
+    const last = calls.find(({ call }) => isEnding(call.name) && offered.has(call.name));
+    const rest = calls.filter((c) => c !== human && (human !== undefined || c !== last) && c.result === undefined);
 
     for (const open of rest) {
-      const step = human
-        ? await this.resultOrInterrupt(lease, open.call, skippedForQuestionResult())
-        : await this.dispatch(lease, agent, open, offered);
+      const step = human ? await this.resultOrInterrupt(lease, open.call, skippedForQuestionResult()) : await this.dispatch(lease, view, open, offered);
       if (step.status !== 'settled') {
         return step;
       }
     }
     if (human && human.result === undefined) {
-      return this.ask(lease, agent, conversation, human);
+      return this.ask(lease, agent, view.conversation, human);
     }
-    if (!human && finish && finish.result === undefined) {
-      return this.finish(lease, finish.call);
+    if (!human && last && last.result === undefined) {
+      return this.leave(lease, view, last);
     }
     return { status: 'settled' };
   }
 
-  /** One call with effects or reads: refused, run, or held for a person's approval. */
-  private async dispatch(lease: Lease, agent: AgentDefinition, open: OpenCall, offered: Set<string>): Promise<SettleResult> {
+  /** finish, complete_stage or needs_input: the run or its stage would move on. */
+  private async leave(lease: Lease, view: RunView, open: OpenCall): Promise<SettleResult> {
     const { call } = open;
-    if (!offered.has(call.name) || isHumanTool(call.name) || call.name === 'finish') {
+    if (call.name === 'needs_input') {
+      const checked = checkToolInput('needs_input', call.input);
+      if (!checked.ok) {
+        return this.resultOrInterrupt(lease, call, errorResult(checked.error));
+      }
+      const missing = String(checked.value.missing);
+      const appended = await this.record(lease, call, okResult({ reported: true }));
+      return appended.status === 'ok' ? { status: 'end', ending: { status: 'finished', reason: 'needs_input', summary: missing } } : this.interrupted(appended);
+    }
+    return this.stageExit.leave(lease, view, call);
+  }
+
+  /** One call with effects or reads: refused, run, held for a person's approval, or handed to a sub-agent. */
+  private async dispatch(lease: Lease, view: RunView, open: OpenCall, offered: Set<string>): Promise<SettleResult> {
+    const { agent, run, stage } = view;
+    const { call } = open;
+    if (!offered.has(call.name) || isHumanTool(call.name) || isEnding(call.name)) {
       return this.resultOrInterrupt(lease, call, errorResult(`unknown tool: ${call.name} is not available to this agent`));
+    }
+    if (call.name === 'delegate') {
+      return this.delegate(lease, view, open);
     }
     if (open.question) {
       return open.answer ? this.runApproved(lease, agent, call, open.answer) : this.publishAndPark(lease, agent, open.question, 'approval');
@@ -87,17 +139,75 @@ export class TurnDispatcher {
     if (refusal) {
       return this.resultOrInterrupt(lease, call, refusal);
     }
-    if (permissionOf(agent, call.name) === 'allow') {
+    if (permissionOf(agent, call.name, stage) === 'allow') {
       return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input));
     }
-    const stage = DEFAULT_STAGE;
+    const stageName = stage?.name ?? DEFAULT_STAGE;
     const scope = describeCall(call.name, input);
-    const granted = await this.resources.store.runs.grantedAmong(lease.tenant, lease.runId, membersToLookUp(scope.needs, stage));
-    const covered = coverWithoutAsking(scope, input, { stage, granted, safe: this.resources.agents.safeCommands(agent.name) });
+    const granted = await this.resources.store.runs.grantedAmong(lease.tenant, lease.runId, membersToLookUp(scope.needs, stageName));
+    const covered = coverWithoutAsking(scope, input, { stage: stageName, granted, safe: this.resources.agents.safeCommands(agent.name) });
     if (covered) {
       return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), covered);
     }
-    return this.askApproval(lease, agent, call, approvalPrompt(call.name, input, scope, stage));
+    if (run.unattended) {
+      // Nobody is there to approve: the agent's policy decides, and the audit says so.
+      if (agent.unattended_approval === 'allow') {
+        return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), { basis: 'policy', covered: [], argsDigest: argsDigest(input) });
+      }
+      return this.resultOrInterrupt(lease, call, errorResult('denied by policy: nobody is watching this run to approve this call; continue without it or call finish'), {
+        basis: 'policy',
+        covered: [],
+        argsDigest: argsDigest(input),
+        denied: true,
+      });
+    }
+    return this.askApproval(lease, agent, call, approvalPrompt(call.name, input, scope, stageName));
+  }
+
+  /**
+   * Starts a sub-agent (once: its run id comes from the call's effect id) and parks until it ends;
+   * its end writes its result into this run's log and wakes it.
+   */
+  private async delegate(lease: Lease, view: RunView, open: OpenCall): Promise<SettleResult> {
+    const { call } = open;
+    if (open.childResult) {
+      return this.resultOrInterrupt(lease, call, childResultOf(open.childResult));
+    }
+    const checked = checkToolInput('delegate', call.input);
+    if (!checked.ok) {
+      return this.resultOrInterrupt(lease, call, errorResult(checked.error));
+    }
+    const name = String(checked.value.agent);
+    const child = this.resources.agents.find(name);
+    if (!view.agent.delegates.includes(name) || !child) {
+      const allowed = view.agent.delegates.join(', ') || 'none';
+      return this.resultOrInterrupt(lease, call, errorResult(`unknown agent: ${name} is not one this agent may delegate to (${allowed})`));
+    }
+    const childRunId = open.child?.childRunId ?? `${lease.runId.slice(0, 8)}-${call.effectId.replace(/^fx_/, '')}`;
+    if (!open.child) {
+      const created = await this.resources.store.runs.create({
+        tenant: lease.tenant,
+        runId: childRunId,
+        owner: lease.owner,
+        agent: child.name,
+        task: String(checked.value.task),
+        trigger: 'delegate',
+        unattended: true,
+        parentRunId: lease.runId,
+        ...(child.stages[0] ? { stage: child.stages[0].name } : {}),
+      });
+      const at = new Date().toISOString();
+      const appended = await this.resources.store.runs.append(lease, { type: 'child', effectId: call.effectId, childRunId, agent: child.name, at }, [
+        { type: 'child.started', data: { childRunId, agent: child.name } },
+      ]);
+      if (appended.status !== 'ok') {
+        return this.interrupted(appended);
+      }
+      if (created.created) {
+        await this.resources.queues.enqueueRun({ tenant: lease.tenant, runId: childRunId, wake: created.wake });
+      }
+    }
+    return { status: 'park', interactionId: childRunId, waitReason: 'child' };
   }
 
   /** A request no approver could make succeed is refused at once rather than put to a person. */
@@ -152,29 +262,29 @@ export class TurnDispatcher {
    * Published on every pass: a worker that died between the log append and the publish left the
    * question unpublished, and the job id makes a repeat a no-op.
    */
-  private async publishAndPark(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason): Promise<SettleResult> {
+  private publishAndPark(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason): Promise<SettleResult> {
+    return this.publish(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at });
+  }
+
+  private async publish(
+    lease: Lease,
+    agent: AgentDefinition,
+    asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
+  ): Promise<SettleResult> {
     const request: InteractionRequest = {
       tenant: lease.tenant,
       runId: lease.runId,
-      interactionId: question.interactionId,
+      interactionId: asked.interactionId,
       owner: lease.owner,
       agent: agent.name,
-      waitReason,
-      prompt: question.prompt,
+      waitReason: asked.waitReason,
+      prompt: asked.prompt,
+      ...(asked.checkpoint ? { checkpoint: asked.checkpoint } : {}),
       timeoutSecs: agent.limits.interaction_timeout_secs,
-      requestedAt: question.at,
+      requestedAt: asked.at,
     };
     await this.resources.queues.publishInteractionRequest(request);
-    return { status: 'park', interactionId: question.interactionId, waitReason };
-  }
-
-  private async finish(lease: Lease, call: ToolCall): Promise<SettleResult> {
-    const prepared = prepareFinish(call.input);
-    if (!prepared.ok) {
-      return this.resultOrInterrupt(lease, call, errorResult(prepared.error));
-    }
-    const appended = await this.record(lease, call, { content: JSON.stringify({ ok: true }), isError: false });
-    return appended.status === 'ok' ? { status: 'finish', summary: prepared.summary } : this.interrupted(appended);
+    return { status: 'park', interactionId: asked.interactionId, waitReason: asked.waitReason };
   }
 
   private async execute(lease: Lease, agent: AgentDefinition, call: ToolCall, input: Record<string, unknown>): Promise<ToolResult> {
@@ -211,7 +321,7 @@ export class TurnDispatcher {
     return appended.status === 'ok' ? { status: 'settled' } : this.interrupted(appended);
   }
 
-  private record(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval): Promise<AppendResult> {
+  record(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval): Promise<AppendResult> {
     const at = new Date().toISOString();
     const { toolUseId, effectId, name } = call;
     return this.resources.store.runs.append(
@@ -222,7 +332,12 @@ export class TurnDispatcher {
   }
 
   /** A stop or a takeover met before any question of this turn was published. */
-  private interrupted(appended: Exclude<AppendResult, { status: 'ok' }>): SettleResult {
+  interrupted(appended: Exclude<AppendResult, { status: 'ok' }>): SettleResult {
     return appended.status === 'lost' ? { status: 'lost' } : { status: 'cancelled' };
   }
+}
+
+/** Calls that end the run or its stage: dispatched last, after every other call of the turn. */
+function isEnding(tool: string): boolean {
+  return tool === 'finish' || tool === 'complete_stage' || tool === 'needs_input';
 }

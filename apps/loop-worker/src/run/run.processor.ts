@@ -4,7 +4,7 @@ import { AgentCatalog } from '@parley/agents';
 import { QUEUES, RunJobSchema, parseOrThrow, type RunJob } from '@parley/contracts';
 import { createModelAdapter } from '@parley/models';
 import { createLogger, type ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
 import type { AdvanceOutcome } from '../engine/engine.resources';
 import { RunEngine } from '../engine/run.engine';
 
@@ -21,6 +21,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     private readonly store: ParleyStore,
     queues: ParleyQueues,
     agents: AgentCatalog,
+    private readonly control: RunControl,
   ) {
     super(QUEUES.runs, config, {
       prefix: store.ctx.keys.bullPrefix(),
@@ -34,6 +35,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       {
         store,
         queues,
+        control,
         agents,
         modelFor: (agent) => createModelAdapter(agent.model, env),
         logger: createLogger('loop-worker', config.logLevel),
@@ -66,10 +68,10 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     this.logger.error(`run ${job.data.runId} failed: ${error.message}`);
     const run = await this.store.runs.get(job.data.tenant, job.data.runId);
     if (run) {
-      await this.store.runs.end(
+      await this.control.end(
         { tenant: run.tenant, runId: run.id, owner: run.owner, token: '' },
         { status: 'failed', reason: 'internal_error', error: error.message },
-        false,
+        { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
       );
     }
   }

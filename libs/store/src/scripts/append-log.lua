@@ -1,7 +1,8 @@
--- append-log: fenced append of one log entry (optional) and its events.
+-- append-log: fenced append of log entries and their events; optionally moves the run to a stage
+-- in the same step (the call that left a stage and the stage move are never split).
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run log
--- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] lease length (ms)  ARGV[10] entry JSON or ''
--- ARGV[11..] pairs of event type, event data JSON
+-- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] lease length (ms)  ARGV[10] stage to enter ('' = none)
+-- ARGV[11] number of entries N  ARGV[12 .. 11+N] entry JSON  ARGV[12+N ..] pairs of event type, event data JSON
 -- Result: {'ok', log length} | {'lost'} (another advancer holds the run) | {'cancelled'} (a stop was asked)
 if not holdsLease(KEYS[4], ARGV[8]) then
   return {'lost'}
@@ -11,10 +12,14 @@ if redis.call('HGET', KEYS[4], 'cancel') == '1' then
 end
 redis.call('HSET', KEYS[4], 'leaseUntil', NOW_MS + tonumber(ARGV[9]))
 local length = redis.call('LLEN', KEYS[5])
-if ARGV[10] ~= '' then
-  length = redis.call('RPUSH', KEYS[5], ARGV[10])
+local entries = tonumber(ARGV[11])
+for i = 12, 11 + entries do
+  length = redis.call('RPUSH', KEYS[5], ARGV[i])
 end
-for i = 11, #ARGV, 2 do
+if ARGV[10] ~= '' then
+  redis.call('HSET', KEYS[4], 'stage', ARGV[10])
+end
+for i = 12 + entries, #ARGV, 2 do
   emit(ARGV[i], ARGV[i + 1])
 end
 return {'ok', length}

@@ -2,11 +2,15 @@
 -- the same step); a run a worker holds is flagged, and that worker ends it at its next step.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] open interaction hash (or the
 -- run hash when none)  KEYS[7] tenant open-interaction index  KEYS[8] run log  KEYS[9] tenant open-approval index
--- KEYS[10] run grants (deleted: grants end with the run)  KEYS[11..] the run's other keys, to expire
+-- KEYS[10] run grants (deleted: grants end with the run)
+-- KEYS[11..14] the parent's hash, log, inbox, event stream (a sub-agent; else any keys of this run, unused)
+-- KEYS[15..] the run's other keys, to expire
 -- ARGV[1..7] emit prologue  ARGV[8] who (actor JSON)  ARGV[9] expected open interaction id ('' = none)
 -- ARGV[10] 'cancelled' answer log entry JSON  ARGV[11] interaction.resolved data JSON
 -- ARGV[12] run.cancelled data JSON  ARGV[13] retention (s)  ARGV[14] lease token of the caller ('' = a client)
--- Result: {'cancelled'} | {'requested'} | {'already', status} | {'stale'} (the open interaction changed: retry)
+-- ARGV[15] parent run id ('' = none)  ARGV[16] child_result entry JSON for the parent's log
+-- Result: {'cancelled', parent's wake counter or -1} | {'requested'} | {'already', status} | {'stale'} (the open
+--   interaction changed: retry)
 local run = redis.call('HMGET', KEYS[4], 'status', 'lease', 'pendingInteractionId')
 local status = run[1]
 if not status then
@@ -31,14 +35,18 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   emit('interaction.resolved', ARGV[11])
   redis.call('EXPIRE', KEYS[6], ARGV[13])
 end
-redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'updatedAt', AT)
+redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
 redis.call('DEL', KEYS[10])
 redis.call('EXPIRE', KEYS[3], ARGV[13])
 redis.call('EXPIRE', KEYS[4], ARGV[13])
-for i = 11, #KEYS do
+for i = 15, #KEYS do
   redis.call('EXPIRE', KEYS[i], ARGV[13])
 end
-return {'cancelled'}
+local parentWake = -1
+if ARGV[15] ~= '' then
+  parentWake = deliverToParent({KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])
+end
+return {'cancelled', parentWake}

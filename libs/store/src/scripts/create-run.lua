@@ -1,15 +1,26 @@
 -- create-run: a new run, queued, with its task as the first log entry.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] tenant run index (zset)  KEYS[6] run log
+-- KEYS[7] the parent's children set (a sub-agent), else any key of this run (unused)
 -- ARGV[1..7] emit prologue  ARGV[8] agent  ARGV[9] task  ARGV[10] trigger  ARGV[11] task log entry JSON
--- ARGV[12] run.created event data JSON
+-- ARGV[12] run.created event data JSON  ARGV[13] unattended ('1' | '0')  ARGV[14] parent run id ('' = none)
+-- ARGV[15] first stage ('' = the agent has none)  ARGV[16] its stage log entry JSON ('' = none)
 -- Result: 0 (the wake counter of the first job), or -1 when the run id already exists.
 if redis.call('EXISTS', KEYS[4]) == 1 then
   return -1
 end
 redis.call('HSET', KEYS[4], 'id', RUN_ID, 'tenant', TENANT, 'owner', OWNER, 'agent', ARGV[8], 'task', ARGV[9],
-  'trigger', ARGV[10], 'status', 'queued', 'wake', 0, 'createdAt', AT, 'updatedAt', AT)
+  'trigger', ARGV[10], 'unattended', ARGV[13], 'status', 'queued', 'wake', 0, 'createdAt', AT, 'updatedAt', AT)
+if ARGV[14] ~= '' then
+  redis.call('HSET', KEYS[4], 'parentRunId', ARGV[14])
+  redis.call('SADD', KEYS[7], RUN_ID)
+end
 redis.call('ZADD', KEYS[5], NOW_MS, RUN_ID)
 redis.call('RPUSH', KEYS[6], ARGV[11])
 emit('run.created', ARGV[12])
+if ARGV[15] ~= '' then
+  redis.call('HSET', KEYS[4], 'stage', ARGV[15])
+  redis.call('RPUSH', KEYS[6], ARGV[16])
+  emit('stage.entered', '{"stage":' .. cjson.encode(ARGV[15]) .. ',"from":null}')
+end
 emitStatus('queued', nil)
 return 0

@@ -1,16 +1,18 @@
 -- end-run: the run reaches a terminal status; its keys get the retention period.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run grants (deleted: grants end with the run)
--- KEYS[6..] the run's other keys (log, inbox, workspace, ...), to expire
+-- KEYS[6..9] the parent's hash, log, inbox, event stream (a sub-agent; else any keys of this run, unused)
+-- KEYS[10..] the run's other keys (log, inbox, workspace, ...), to expire
 -- ARGV[1..7] emit prologue  ARGV[8] lease token ('' = unfenced, for a run no worker holds)
 -- ARGV[9] status  ARGV[10] end reason  ARGV[11] summary or error text ('' = none)
 -- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
--- Result: 'ended' | 'lost' | 'already' (the run had already ended)
+-- ARGV[15] parent run id ('' = none)  ARGV[16] child_result entry JSON for the parent's log
+-- Result: {'ended', parent's wake counter or -1} | {'lost'} | {'already'} (the run had already ended)
 local status = redis.call('HGET', KEYS[4], 'status')
-if status == 'finished' or status == 'failed' or status == 'cancelled' or not status then
-  return 'already'
+if isEnded(status) then
+  return {'already'}
 end
 if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
-  return 'lost'
+  return {'lost'}
 end
 redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT)
 if ARGV[11] ~= '' then
@@ -22,7 +24,11 @@ emit(ARGV[12], ARGV[13])
 redis.call('DEL', KEYS[5])
 redis.call('EXPIRE', KEYS[3], ARGV[14])
 redis.call('EXPIRE', KEYS[4], ARGV[14])
-for i = 6, #KEYS do
+for i = 10, #KEYS do
   redis.call('EXPIRE', KEYS[i], ARGV[14])
 end
-return 'ended'
+local parentWake = -1
+if ARGV[15] ~= '' then
+  parentWake = deliverToParent({KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[15], ARGV[16])
+end
+return {'ended', parentWake}

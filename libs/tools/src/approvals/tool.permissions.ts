@@ -1,5 +1,5 @@
-import type { AgentDefinition, Permission } from '@parley/contracts';
-import type { ToolName } from '../tool.names';
+import type { AgentDefinition, Permission, Stage } from '@parley/contracts';
+import { isHumanTool, type ToolName } from '../tool.names';
 
 /** Tools that change something (the workspace, or anything outside it); everything else only reads or talks to the person. */
 const TOOLS_WITH_EFFECTS: ReadonlySet<string> = new Set<ToolName>(['write_file', 'delete_file', 'shell', 'http_request']);
@@ -15,12 +15,34 @@ export function isApprovable(tool: string): boolean {
   return APPROVABLE_TOOLS.has(tool);
 }
 
-/** The agent's permission for a tool: its own setting, else allow for read-only tools and ask for tools with effects. */
-export function permissionOf(agent: Pick<AgentDefinition, 'permissions'>, tool: string): Permission {
-  return agent.permissions[tool] ?? (hasEffects(tool) ? 'ask' : 'allow');
+/**
+ * The permission for a tool: the current stage's setting, else the agent's, else allow for
+ * read-only tools and ask for tools with effects.
+ */
+export function permissionOf(agent: Pick<AgentDefinition, 'permissions'>, tool: string, stage?: Pick<Stage, 'permissions'>): Permission {
+  return stage?.permissions[tool] ?? agent.permissions[tool] ?? (hasEffects(tool) ? 'ask' : 'allow');
 }
 
-/** The tools offered to the model: the agent's list without the denied ones. */
-export function offeredTools(agent: Pick<AgentDefinition, 'tools' | 'permissions'>): string[] {
-  return agent.tools.filter((tool) => permissionOf(agent, tool) !== 'deny');
+/** Where a run stands, as far as the tools it is offered go. */
+export interface OfferContext {
+  stage?: Stage;
+  /** Nobody watches: the human tools are withheld, except those the stage requires. */
+  unattended?: boolean;
+  /** A sub-agent: it reports missing information with needs_input instead of asking. */
+  child?: boolean;
+}
+
+/** The tools offered to the model: the agent's list without the denied ones, shaped by where the run stands. */
+export function offeredTools(agent: Pick<AgentDefinition, 'tools' | 'permissions'>, context: OfferContext = {}): string[] {
+  const { stage, unattended = false, child = false } = context;
+  const offered = agent.tools.filter(
+    (tool) => permissionOf(agent, tool, stage) !== 'deny' && !(unattended && isHumanTool(tool) && !stage?.required_tools.includes(tool)),
+  );
+  if (stage && stage.transitions.length > 0) {
+    offered.push('complete_stage');
+  }
+  if (child) {
+    offered.push('needs_input');
+  }
+  return [...new Set(offered)];
 }

@@ -6,24 +6,34 @@
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
 
--- Appends one event (type + JSON data) with the tenant's next sequence number; returns the number.
-local function emit(eventType, dataJson)
+-- Appends one event of another run of the same tenant (a parent woken by its child), with the
+-- tenant's next sequence number; returns the number.
+local function emitFor(runEventsKey, runId, owner, eventType, dataJson)
   local seq = redis.call('INCR', KEYS[1])
-  local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(RUN_ID) ..
-    ',"owner":' .. cjson.encode(OWNER) .. ',"at":' .. cjson.encode(AT) .. ',"type":' .. cjson.encode(eventType) ..
+  local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
+    ',"owner":' .. cjson.encode(owner) .. ',"at":' .. cjson.encode(AT) .. ',"type":' .. cjson.encode(eventType) ..
     ',"data":' .. dataJson .. '}'
   local id = '0-' .. seq
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, id, 'e', json)
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', MAXLEN, id, 'e', json)
+  redis.call('XADD', runEventsKey, 'MAXLEN', '~', MAXLEN, id, 'e', json)
   redis.call('PUBLISH', CHANNEL, json)
   return seq
 end
 
-local function emitStatus(status, waitReason)
+-- Appends one event (type + JSON data) of this script's run.
+local function emit(eventType, dataJson)
+  return emitFor(KEYS[3], RUN_ID, OWNER, eventType, dataJson)
+end
+
+local function statusData(status, waitReason)
   if waitReason then
-    return emit('run.status', '{"status":"' .. status .. '","waitReason":"' .. waitReason .. '"}')
+    return '{"status":"' .. status .. '","waitReason":"' .. waitReason .. '"}'
   end
-  return emit('run.status', '{"status":"' .. status .. '"}')
+  return '{"status":"' .. status .. '"}'
+end
+
+local function emitStatus(status, waitReason)
+  return emit('run.status', statusData(status, waitReason))
 end
 
 -- Fencing: true when the caller still holds the run's lease.
@@ -31,9 +41,14 @@ local function holdsLease(runKey, token)
   return redis.call('HGET', runKey, 'lease') == token
 end
 
--- Wake: notify the run; a waiting run becomes queued and the caller must enqueue job `wake`.
--- Returns the new wake counter, or -1 when the run is not waiting (its advancer will see the inbox).
-local function wake(runKey, inboxKey, item)
+local function isEnded(status)
+  return not status or status == 'finished' or status == 'failed' or status == 'cancelled'
+end
+
+-- Wake a run of this tenant (this one, or a parent): push to its inbox; a waiting run becomes
+-- queued and the caller must enqueue job `wake`. Returns the new wake counter, or -1 when the run
+-- is not waiting (its advancer will see the inbox).
+local function wakeRun(runKey, inboxKey, item, runEventsKey, runId, owner)
   redis.call('RPUSH', inboxKey, item)
   if redis.call('HGET', runKey, 'status') ~= 'waiting' then
     return -1
@@ -41,6 +56,21 @@ local function wake(runKey, inboxKey, item)
   local n = redis.call('HINCRBY', runKey, 'wake', 1)
   redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
-  emitStatus('queued', nil)
+  emitFor(runEventsKey, runId, owner, 'run.status', statusData('queued', nil))
   return n
+end
+
+local function wake(runKey, inboxKey, item)
+  return wakeRun(runKey, inboxKey, item, KEYS[3], RUN_ID, OWNER)
+end
+
+-- A sub-agent ended: its result goes into the parent's log and wakes the parent, in the same step.
+-- parent = {hash, log, inbox, events} keys; returns the parent's wake counter, or -1.
+local function deliverToParent(parent, parentId, resultEntry)
+  local p = redis.call('HMGET', parent[1], 'status', 'owner')
+  if isEnded(p[1]) then
+    return -1
+  end
+  redis.call('RPUSH', parent[2], resultEntry)
+  return wakeRun(parent[1], parent[3], 'child', parent[4], parentId, p[2])
 end

@@ -1,0 +1,80 @@
+import { TERMINAL_STATUSES, type Actor, type Run } from '@parley/contracts';
+import type { ParleyQueues } from './queues';
+import type { CancelResult, EndResult, Lease, ParentWake, RunEnding } from './run.repository';
+import type { ParleyStore } from './store';
+
+/** How many times a stop re-reads a run whose open interaction changed under it. */
+const STOP_ATTEMPTS = 5;
+
+/**
+ * Ending and stopping runs with what must follow: a sub-agent's end wakes its parent (the job is
+ * enqueued here), a stop cancels the open interaction's deadline and stops the run's sub-agents.
+ */
+export class RunControl {
+  constructor(
+    private readonly store: ParleyStore,
+    private readonly queues: ParleyQueues,
+  ) {}
+
+  async end(target: Lease, ending: RunEnding, options: { fenced?: boolean; parentRunId?: string } = {}): Promise<EndResult> {
+    const result = await this.store.runs.end(target, ending, options.fenced ?? true, options.parentRunId);
+    if (result.status === 'ended') {
+      await this.wakeParent(target.tenant, result.parentWake);
+    }
+    return result;
+  }
+
+  /**
+   * Stops a run for `by`. A run a worker holds is only flagged (that worker ends it at its next
+   * step, through `stopHeld`); any other run ends at once, its open interaction cancelled (an
+   * approval denied). Its sub-agents are stopped too.
+   */
+  async stop(tenant: string, runId: string, by: Actor): Promise<CancelResult | { status: 'missing' }> {
+    for (let attempt = 0; attempt < STOP_ATTEMPTS; attempt++) {
+      const run = await this.store.runs.get(tenant, runId);
+      if (!run) {
+        return { status: 'missing' };
+      }
+      if (TERMINAL_STATUSES.includes(run.status)) {
+        return { status: 'already', runStatus: run.status };
+      }
+      const open = run.pendingInteractionId && run.waitReason ? { id: run.pendingInteractionId, waitReason: run.waitReason } : null;
+      const result = await this.store.runs.cancel(this.targetOf(run), by, open);
+      if (result.status !== 'stale') {
+        await this.afterStop(run, result, by);
+        return result;
+      }
+    }
+    return { status: 'stale' };
+  }
+
+  /** The worker holding a run ends it because a stop was asked. */
+  async stopHeld(lease: Lease, run: Pick<Run, 'parentRunId'>, by: Actor, open: { id: string; waitReason: Run['waitReason'] & string } | null): Promise<CancelResult> {
+    const result = await this.store.runs.cancel({ ...lease, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) }, by, open, lease.token);
+    await this.afterStop({ tenant: lease.tenant, id: lease.runId, ...(open ? { pendingInteractionId: open.id } : {}) }, result, by);
+    return result;
+  }
+
+  private async afterStop(run: Pick<Run, 'tenant' | 'id' | 'pendingInteractionId'>, result: CancelResult, by: Actor): Promise<void> {
+    if (result.status !== 'cancelled') {
+      return;
+    }
+    if (run.pendingInteractionId) {
+      await this.queues.cancelDeadline(run.tenant, run.pendingInteractionId);
+    }
+    await this.wakeParent(run.tenant, result.parentWake);
+    for (const child of await this.store.runs.children(run.tenant, run.id)) {
+      await this.stop(run.tenant, child, by);
+    }
+  }
+
+  private targetOf(run: Run): { tenant: string; runId: string; owner: string; parentRunId?: string } {
+    return { tenant: run.tenant, runId: run.id, owner: run.owner, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) };
+  }
+
+  private async wakeParent(tenant: string, wake: ParentWake | null): Promise<void> {
+    if (wake) {
+      await this.queues.enqueueRun({ tenant, runId: wake.runId, wake: wake.wake });
+    }
+  }
+}
