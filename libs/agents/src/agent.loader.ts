@@ -61,6 +61,65 @@ function toolProblems(agent: AgentDefinition): string[] {
   if (agent.tools.includes('http_request') && agent.http.allowed_hosts.length === 0) {
     problems.push('http.allowed_hosts: http_request is enabled, so list at least one host it may reach');
   }
+  if (agent.delegates.length > 0 && !agent.tools.includes('delegate')) {
+    problems.push('delegates: list "delegate" in tools to let this agent start sub-agents');
+  }
+  return [...problems, ...stageProblems(agent), ...scheduleProblems(agent)];
+}
+
+/** Stages must form a graph the run can walk: unique names, known transitions, points only where they fire. */
+function stageProblems(agent: AgentDefinition): string[] {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  agent.stages.forEach((stage, i) => {
+    const at = `stages.${i}`;
+    if (names.has(stage.name)) {
+      problems.push(`${at}.name: "${stage.name}" is used by another stage`);
+    }
+    names.add(stage.name);
+    if (stage.points.length > 0 && stage.mode !== 'interactive_points') {
+      problems.push(`${at}.points: only a stage with mode interactive_points has interaction points`);
+    }
+    stage.required_tools.forEach((tool, j) => {
+      if (!agent.tools.includes(tool)) {
+        problems.push(`${at}.required_tools.${j}: "${tool}" is not in the agent's tools`);
+      }
+    });
+    for (const tool of Object.keys(stage.permissions)) {
+      if (!isToolName(tool)) {
+        problems.push(`${at}.permissions.${tool}: unknown tool`);
+      }
+    }
+    const points = new Set<string>();
+    stage.points.forEach((point, j) => {
+      if (points.has(point.name)) {
+        problems.push(`${at}.points.${j}.name: "${point.name}" is used by another point of this stage`);
+      }
+      points.add(point.name);
+    });
+  });
+  agent.stages.forEach((stage, i) => {
+    stage.transitions.forEach((to, j) => {
+      if (!names.has(to)) {
+        problems.push(`stages.${i}.transitions.${j}: no stage is named "${to}"`);
+      }
+    });
+  });
+  return problems;
+}
+
+function scheduleProblems(agent: AgentDefinition): string[] {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  agent.schedules.forEach((schedule, i) => {
+    if (names.has(schedule.name)) {
+      problems.push(`schedules.${i}.name: "${schedule.name}" is used by another schedule`);
+    }
+    names.add(schedule.name);
+    if (schedule.cron.trim().split(/\s+/).length < 5) {
+      problems.push(`schedules.${i}.cron: needs 5 or 6 fields (minute hour day month weekday)`);
+    }
+  });
   return problems;
 }
 

@@ -34,6 +34,7 @@ export class InteractionRepository {
       agent: request.agent,
       waitReason: request.waitReason,
       prompt: request.prompt,
+      ...(request.checkpoint ? { checkpoint: request.checkpoint } : {}),
       status: 'open',
       createdAt: now.toISOString(),
       deadline: request.timeoutSecs > 0 ? new Date(Date.parse(request.requestedAt) + request.timeoutSecs * 1000).toISOString() : null,
