@@ -15,6 +15,7 @@ import { InteractionsController } from './interactions/interactions.controller';
 import { InteractionsService } from './interactions/interactions.service';
 import { RunsController } from './runs/runs.controller';
 import { RunsService } from './runs/runs.service';
+import { SchedulesController } from './schedules/schedules.controller';
 
 @Module({})
 export class GatewayModule {
@@ -22,7 +23,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [StoreModule.forRoot(config)],
-      controllers: [HealthController, AgentsController, RunsController, InteractionsController, ApprovalsController],
+      controllers: [HealthController, AgentsController, RunsController, InteractionsController, ApprovalsController, SchedulesController],
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -1,10 +1,24 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { QUEUES, jobIds, type DeadlineJob, type InteractionRequest, type RunJob } from '@parley/contracts';
+import { QUEUES, jobIds, type DeadlineJob, type InteractionRequest, type RunJob, type ScheduleJob } from '@parley/contracts';
 
 const KEEP: JobsOptions = {
   removeOnComplete: { age: 3600, count: 1000 },
   removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
 };
+
+/** A job scheduler Parley wants registered: one agent schedule, firing `data` on its cron. */
+export interface WantedSchedule {
+  id: string;
+  cron: string;
+  timezone?: string;
+  data: ScheduleJob;
+}
+
+/** A registered job scheduler and when it fires next (epoch ms), null when BullMQ knows no next time. */
+export interface RegisteredSchedule {
+  id: string;
+  next: number | null;
+}
 
 /**
  * The only place that adds BullMQ jobs. Every job id is derived from Parley's own ids, so a
@@ -14,11 +28,13 @@ export class ParleyQueues {
   readonly runs: Queue<RunJob>;
   readonly interactionRequests: Queue<InteractionRequest>;
   readonly deadlines: Queue<DeadlineJob>;
+  readonly schedules: Queue<ScheduleJob>;
 
   constructor(connection: ConnectionOptions, readonly prefix: string) {
     this.runs = new Queue<RunJob>(QUEUES.runs, { connection, prefix });
     this.interactionRequests = new Queue<InteractionRequest>(QUEUES.interactionRequests, { connection, prefix });
     this.deadlines = new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix });
+    this.schedules = new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix });
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
@@ -58,7 +74,41 @@ export class ParleyQueues {
     }
   }
 
+  /**
+   * Makes the registered job schedulers exactly `wanted`: each is upserted (idempotent, so every
+   * process may do it at start), and a registered scheduler whose id is not wanted is removed.
+   * One schedule that cannot be registered (a cron BullMQ rejects) does not stop the others: the
+   * failures are returned, and such an id is left as it was.
+   */
+  async syncSchedules(wanted: WantedSchedule[]): Promise<Array<{ id: string; error: string }>> {
+    const failed: Array<{ id: string; error: string }> = [];
+    for (const schedule of wanted) {
+      try {
+        await this.schedules.upsertJobScheduler(
+          schedule.id,
+          { pattern: schedule.cron, ...(schedule.timezone ? { tz: schedule.timezone } : {}) },
+          { name: 'schedule', data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 1000 } },
+        );
+      } catch (error) {
+        failed.push({ id: schedule.id, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    const keep = new Set(wanted.map((schedule) => schedule.id));
+    for (const registered of await this.listSchedules()) {
+      if (!keep.has(registered.id)) {
+        await this.schedules.removeJobScheduler(registered.id);
+      }
+    }
+    return failed;
+  }
+
+  /** Every registered job scheduler of the schedules queue, soonest first. */
+  async listSchedules(): Promise<RegisteredSchedule[]> {
+    const schedulers = await this.schedules.getJobSchedulers(0, -1, true);
+    return schedulers.map((scheduler) => ({ id: scheduler.key, next: typeof scheduler.next === 'number' && Number.isFinite(scheduler.next) ? scheduler.next : null }));
+  }
+
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.interactionRequests.close(), this.deadlines.close()]);
+    await Promise.all([this.runs.close(), this.interactionRequests.close(), this.deadlines.close(), this.schedules.close()]);
   }
 }

@@ -7,6 +7,7 @@ import {
   LogEntrySchema,
   RunSchema,
   SafeCommandsReplySchema,
+  ScheduleInfoSchema,
   type SafeCommandInEffect,
   type SafeCommandsReply,
   type AgentSummary,
@@ -16,6 +17,8 @@ import {
   type LogEntry,
   type Run,
   type RunStatus,
+  type ScheduleInfo,
+  type StartRunBody,
 } from '@parley/contracts';
 import { rootCauseMessage } from '../errors.describe';
 import { ApiError } from './api.error';
@@ -33,9 +36,17 @@ const InteractionsReply = z.object({ interactions: z.array(InteractionSchema) })
 const InteractionReply = z.object({ interaction: InteractionSchema });
 const ApprovalsReply = z.object({ approvals: z.array(InteractionSchema) });
 const AuditReply = z.object({ entries: z.array(AuditEntrySchema) });
+const MessageReply = z.object({ messageId: z.string(), pending: z.int().min(0) });
+const SchedulesReply = z.object({ schedules: z.array(ScheduleInfoSchema) });
 
 export type SafeCommand = SafeCommandInEffect;
 export type SafeCommands = SafeCommandsReply;
+
+/** How a run is started: unattended runs get no human tools; `trigger` says who started it (a person chatting, or a program). */
+export type StartRunOptions = Partial<Pick<StartRunBody, 'unattended' | 'trigger'>>;
+
+/** A message queued for a run: it reaches the model between inference calls (`pending` counts the queue). */
+export type QueuedMessage = z.infer<typeof MessageReply>;
 
 export type ApprovalsQuery = { agent?: string; tool?: string; runId?: string; limit?: number };
 
@@ -53,8 +64,14 @@ export class ApiClient {
     return (await this.request('GET', '/v1/agents', AgentsReply)).agents;
   }
 
-  async startRun(agent: string, task: string): Promise<Run> {
-    return (await this.request('POST', '/v1/runs', RunReply, { body: { agent, task } })).run;
+  async startRun(agent: string, task: string, options: StartRunOptions = {}): Promise<Run> {
+    const body = {
+      agent,
+      task,
+      ...(options.unattended === undefined ? {} : { unattended: options.unattended }),
+      ...(options.trigger === undefined ? {} : { trigger: options.trigger }),
+    };
+    return (await this.request('POST', '/v1/runs', RunReply, { body })).run;
   }
 
   async listRuns(query: { status?: RunStatus; limit?: number } = {}): Promise<Run[]> {
@@ -74,8 +91,19 @@ export class ApiClient {
     return (await this.request('GET', `/v1/runs/${segment(runId)}/log`, LogReply)).entries;
   }
 
-  async cancelRun(runId: string): Promise<Run> {
-    return (await this.request('POST', `/v1/runs/${segment(runId)}/cancel`, RunReply, { body: {} })).run;
+  /** Stops a run (409 when it has already ended). A run a worker holds ends at its next step, so it may still be running. */
+  async stopRun(runId: string): Promise<Run> {
+    return (await this.request('POST', `/v1/runs/${segment(runId)}/stop`, RunReply, { body: {} })).run;
+  }
+
+  /** Queues a message for a run (409 when the run has ended). */
+  async sendMessage(runId: string, text: string): Promise<QueuedMessage> {
+    return this.request('POST', `/v1/runs/${segment(runId)}/messages`, MessageReply, { body: { text } });
+  }
+
+  /** The agents' cron schedules. */
+  async listSchedules(): Promise<ScheduleInfo[]> {
+    return (await this.request('GET', '/v1/schedules', SchedulesReply)).schedules;
   }
 
   async listInteractions(query: { status?: 'open' | 'all'; runId?: string } = {}): Promise<Interaction[]> {

@@ -1,0 +1,42 @@
+import { Controller, Get } from '@nestjs/common';
+import { AgentCatalog } from '@parley/agents';
+import { ForbiddenError, jobIds, type ScheduleInfo, type TokenClaims } from '@parley/contracts';
+import { ParleyQueues } from '@parley/store';
+import { User } from '../auth/user.decorator';
+
+/** The agents' cron schedules of the caller's tenant, with when each fires next (admins and services). */
+@Controller('v1/schedules')
+export class SchedulesController {
+  constructor(
+    private readonly agents: AgentCatalog,
+    private readonly queues: ParleyQueues,
+  ) {}
+
+  @Get()
+  async list(@User() user: TokenClaims): Promise<{ schedules: ScheduleInfo[] }> {
+    if (user.role === 'member') {
+      throw new ForbiddenError('only admins and services list schedules');
+    }
+    const next = new Map((await this.queues.listSchedules()).map((registered) => [registered.id, registered.next]));
+    const schedules = this.agents
+      .summaries()
+      .map((summary) => this.agents.get(summary.name))
+      .flatMap((agent) =>
+        agent.schedules
+          .filter((schedule) => schedule.tenant === user.tenant)
+          .map((schedule): ScheduleInfo => {
+            const at = next.get(jobIds.scheduler(agent.name, schedule.name));
+            return {
+              agent: agent.name,
+              name: schedule.name,
+              cron: schedule.cron,
+              ...(schedule.timezone ? { timezone: schedule.timezone } : {}),
+              owner: schedule.owner,
+              task: schedule.task,
+              next: typeof at === 'number' ? new Date(at).toISOString() : null,
+            };
+          }),
+      );
+    return { schedules };
+  }
+}
