@@ -5,8 +5,6 @@ import { waitFor } from '../support/wait-for';
 const call = (name: string, input: Record<string, unknown>) => ({ tool_calls: [{ name, input }] });
 const finish = call('finish', { summary: 'done: {{last_answer}}' });
 
-const HUMAN = ['ask_user_text', 'ask_user_choice', 'ask_user_confirm', 'edit_document', 'present_for_review'];
-
 describe('run control: messages, stop, unattended runs, sub-agents', () => {
   let fake: FakeAnthropic;
   let stack: TestStack;

@@ -5,11 +5,13 @@ import { errorMessage } from './errors.describe';
 import { registerAgentsCommand } from './commands/agents.command';
 import { registerApprovalsCommand } from './commands/approvals.command';
 import { registerAuditCommand } from './commands/audit.command';
-import { registerCancelCommand } from './commands/cancel.command';
 import { registerLogsCommand } from './commands/logs.command';
+import { registerMsgCommand } from './commands/msg.command';
 import { registerPsCommand } from './commands/ps.command';
 import { registerRespondCommand } from './commands/respond.command';
 import { registerRunCommand } from './commands/run.command';
+import { registerSchedulesCommand } from './commands/schedules.command';
+import { registerStopCommand } from './commands/stop.command';
 import { registerTokenCommand } from './commands/token.command';
 
 export type { CliIo } from './cli.context';
@@ -61,8 +63,10 @@ export function buildProgram(io: CliIo, setExitCode: (code: number) => void): Co
   registerApprovalsCommand(program, action);
   registerAuditCommand(program, action);
   registerLogsCommand(program, action);
-  registerCancelCommand(program, action);
+  registerMsgCommand(program, action);
+  registerStopCommand(program, action);
   registerAgentsCommand(program, action);
+  registerSchedulesCommand(program, action);
   registerTokenCommand(program, action);
   return program;
 }

@@ -13,7 +13,8 @@ export function registerAuditCommand(program: Command, action: ActionFactory): v
       [
         '',
         'BASIS: person (an approver chose), deadline (nobody answered in time: denied), cancelled (the run stopped',
-        'first: denied), grant or safe_command (let through without asking). DIGEST is the SHA-256 of the arguments',
+        'first: denied), grant or safe_command (let through without asking), policy (an unattended run: the',
+        "agent's unattended_approval allowed or denied the call). DIGEST is the SHA-256 of the arguments",
         'approved (first 12 hex characters; --json has it whole).',
       ].join('\n'),
     )

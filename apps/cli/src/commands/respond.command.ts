@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import { Option, type Command } from 'commander';
 import type { ActionFactory, CliContext } from '../cli.context';
 import { EXIT, UsageError } from '../cli.errors';
@@ -6,6 +5,7 @@ import { formatAnswer, summarizeInteraction } from '../format/interaction.format
 import { formatInteractionsTable } from '../format/listing.format';
 import { collect } from './option.parsers';
 import { answerFromFlags, hasAnswerFlags, type AnswerFlags } from './respond.options';
+import { readAll } from './stdin.read';
 
 interface RespondOptions {
   choice?: string[];
@@ -103,12 +103,4 @@ async function answer(ctx: CliContext, id: string, flags: AnswerFlags): Promise<
     ctx.line(`answered ${resolved.id} (${resolved.prompt.kind}): ${formatAnswer(resolved.answer)}`);
   }
   return EXIT.ok;
-}
-
-async function readAll(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) {
-    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

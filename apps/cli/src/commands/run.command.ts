@@ -8,6 +8,7 @@ import { RunFollower } from './run.follower';
 
 interface RunOptions {
   detach?: boolean;
+  unattended?: boolean;
 }
 
 export function registerRunCommand(program: Command, action: ActionFactory): void {
@@ -17,6 +18,7 @@ export function registerRunCommand(program: Command, action: ActionFactory): voi
     .argument('<agent>', 'agent name (see: parley agents)')
     .argument('<task...>', 'what the agent should do (quote it, or the words are joined with spaces)')
     .option('-d, --detach', 'print the run id and exit instead of following the run')
+    .option('--unattended', 'nobody watches the run: the agent gets no human tools and tool approvals follow its policy')
     .addHelpText(
       'after',
       [
@@ -26,6 +28,9 @@ export function registerRunCommand(program: Command, action: ActionFactory): voi
         'with a single "." (an empty first line keeps the document); for a review, y/n then optional feedback;',
         'for a tool approval, o (allow once), s (for this stage), r (for this run), e (edit the arguments as JSON,',
         'then o/s/r) or d (deny, then an optional reason for the model).',
+        'A checkpoint at a stage boundary is asked like any question, with its point, stage and round shown.',
+        'With --unattended the agent cannot ask and approvals follow its unattended_approval policy; only',
+        'checkpoints set to `unattended: ask` still stop the run, and are asked here.',
         'With --json, events are printed to stdout as JSON lines and prompts go to stderr.',
         'Exit codes: 0 finished, 1 failed or cancelled (or error), 130 interrupted.',
       ].join('\n'),
@@ -37,19 +42,22 @@ export function registerRunCommand(program: Command, action: ActionFactory): voi
         if (task === '') {
           throw new UsageError('the task must not be empty');
         }
-        const { detach } = cmd.opts<RunOptions>();
-        const run = await ctx.api().startRun(agent, task);
-        if (detach === true) {
+        const { detach, unattended } = cmd.opts<RunOptions>();
+        const following = detach !== true;
+        // A person following the run in a terminal is chatting with the agent; a detached start is a program's.
+        const run = await ctx.api().startRun(agent, task, { trigger: following ? 'chat' : 'api', ...(unattended === true ? { unattended: true } : {}) });
+        const what = `agent ${run.agent}${run.unattended ? ', unattended' : ''}`;
+        if (!following) {
           if (ctx.json) {
             ctx.line(JSON.stringify({ runId: run.id }));
           } else {
-            ctx.line(`started run ${run.id} (agent ${run.agent})`);
+            ctx.line(`started run ${run.id} (${what})`);
             ctx.line(`follow it with: parley logs ${run.id} -f`);
           }
           return EXIT.ok;
         }
         if (!ctx.json) {
-          ctx.line(`run ${run.id} started (agent ${run.agent})`);
+          ctx.line(`run ${run.id} started (${what})`);
         }
         return followRun(ctx, run.id);
       }),

@@ -1,13 +1,31 @@
 import type { Writable } from 'node:stream';
-import type { AnswerBody, Interaction, ParleyEvent } from '@parley/contracts';
+import type { AnswerBody, EndReason, Interaction, ParleyEvent } from '@parley/contracts';
 import { ApiError } from '../api/api.error';
 import { parseEvent, type RawEvent } from '../api/event.parse';
 import { EXIT } from '../cli.errors';
-import { formatClaimChange, formatToolCall, formatToolResult } from '../format/event.format';
+import { formatClaimChange, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from '../format/event.format';
 import { formatActor, formatResolution, respondHint } from '../format/interaction.format';
+import { brief } from '../format/text';
 import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
+
+/** Ends whose reason alone says little get a few words of explanation. */
+function explainEnd(reason: EndReason): string {
+  switch (reason) {
+    case 'needs_input':
+      return ' — it needs information only a person can give';
+    case 'checkpoint_expired':
+      return ' — a checkpoint that needed a person expired';
+    case 'finish':
+    case 'no_tool_calls':
+    case 'max_iterations':
+    case 'cancelled':
+    case 'model_error':
+    case 'internal_error':
+      return '';
+  }
+}
 
 /** How long the end of a run waits for the acknowledgement of an answer already on its way. */
 const ANSWER_GRACE_MS = 2000;
@@ -98,6 +116,23 @@ export class RunFollower {
       case 'run.created':
       case 'run.status':
         return;
+      case 'stage.entered':
+        this.human(`── ${formatStageMove(event.data.stage, event.data.from)}`);
+        return;
+      case 'checkpoint.proceeded':
+        this.human(`↷ ${formatProceeded(event.data)}`);
+        return;
+      case 'message.received':
+        this.human(`✉ message from ${formatActor(event.data.by)}: ${brief(event.data.text, 200)}`);
+        return;
+      case 'message.injected':
+        this.human(`✉ ${formatInjected(event.data.messageIds.length)}`);
+        return;
+      case 'child.started': {
+        const { agent, childRunId } = event.data;
+        this.human(`⇢ sub-agent ${agent} started as run ${childRunId} (follow it with: parley logs ${childRunId} -f)`);
+        return;
+      }
       case 'message.delta':
         if (!this.deps.json) {
           this.out.text(event.data.text);
@@ -132,11 +167,11 @@ export class RunFollower {
         return;
       case 'run.finished': {
         const summary = event.data.summary === undefined ? '' : `: ${event.data.summary}`;
-        this.end(EXIT.ok, () => this.human(`✓ run finished (${event.data.reason})${summary}`));
+        this.end(EXIT.ok, () => this.human(`✓ run finished (${event.data.reason})${explainEnd(event.data.reason)}${summary}`));
         return;
       }
       case 'run.failed':
-        this.end(EXIT.error, () => this.warn(`✗ run failed (${event.data.reason}): ${event.data.error}`));
+        this.end(EXIT.error, () => this.warn(`✗ run failed (${event.data.reason})${explainEnd(event.data.reason)}: ${event.data.error}`));
         return;
       case 'run.cancelled':
         this.end(EXIT.error, () => this.warn(`✗ run cancelled by ${formatActor(event.data.by)} (${event.data.reason})`));

@@ -1,6 +1,6 @@
-import type { Actor, ParleyEvent } from '@parley/contracts';
+import type { Actor, EventData, ParleyEvent } from '@parley/contracts';
 import { parseEvent, type RawEvent } from '../api/event.parse';
-import { formatActor, formatClaim, formatResolution } from './interaction.format';
+import { formatActor, formatCheckpointRef, formatClaim, formatResolution } from './interaction.format';
 import { brief, indent } from './text';
 import { formatClock } from './time';
 
@@ -17,8 +17,20 @@ export function describeEvent(event: ParleyEvent): string {
   switch (event.type) {
     case 'run.created':
       return `agent ${event.data.agent} (${event.data.trigger}): ${brief(event.data.task, 100)}`;
-    case 'run.status':
-      return event.data.waitReason === undefined ? event.data.status : `${event.data.status} (${event.data.waitReason})`;
+    case 'run.status': {
+      const status = event.data.waitReason === undefined ? event.data.status : `${event.data.status} (${event.data.waitReason})`;
+      return event.data.stage === undefined ? status : `${status}, stage ${event.data.stage}`;
+    }
+    case 'stage.entered':
+      return event.data.from === null ? `${event.data.stage} (first stage)` : `${event.data.stage} (from ${event.data.from})`;
+    case 'checkpoint.proceeded':
+      return formatProceeded(event.data);
+    case 'message.received':
+      return `${event.data.messageId} from ${formatActor(event.data.by)}: ${JSON.stringify(brief(event.data.text, 100))}`;
+    case 'message.injected':
+      return `${formatInjected(event.data.messageIds.length)}: ${event.data.messageIds.join(', ')}`;
+    case 'child.started':
+      return `sub-agent ${event.data.agent}: run ${event.data.childRunId}`;
     case 'message.delta':
       return brief(event.data.text, 100);
     case 'message':
@@ -29,7 +41,8 @@ export function describeEvent(event: ParleyEvent): string {
       return `${event.data.name} ${event.data.isError ? 'error' : 'ok'}: ${brief(event.data.content, 100)}`;
     case 'interaction.opened': {
       const { interaction } = event.data;
-      return `${interaction.prompt.kind} ${interaction.id}: ${brief(interaction.prompt.prompt, 100)}`;
+      const checkpoint = interaction.checkpoint === undefined ? '' : ` (${formatCheckpointRef(interaction.checkpoint)})`;
+      return `${interaction.prompt.kind} ${interaction.id}${checkpoint}: ${brief(interaction.prompt.prompt, 100)}`;
     }
     case 'interaction.resolved':
       return `${event.data.interactionId} ${formatResolution(event.data.outcome, event.data.by, event.data.at, event.data.decision)}`;
@@ -42,6 +55,34 @@ export function describeEvent(event: ParleyEvent): string {
     case 'run.cancelled':
       return `${event.data.reason}, by ${formatActor(event.data.by)}`;
   }
+}
+
+/** "stage build (from plan)", or "stage plan" for the first one. */
+export function formatStageMove(stage: string, from: string | null): string {
+  return from === null ? `stage ${stage}` : `stage ${stage} (from ${from})`;
+}
+
+/** "checkpoint review of stage plan proceeded without a person: the run is unattended". */
+export function formatProceeded(data: EventData<'checkpoint.proceeded'>): string {
+  return `checkpoint ${data.point} of stage ${data.stage} proceeded without a person: ${formatProceedWhy(data.why)}`;
+}
+
+export function formatProceedWhy(why: EventData<'checkpoint.proceeded'>['why']): string {
+  switch (why) {
+    case 'round_limit':
+      return 'the limit of revision rounds was reached';
+    case 'deadline':
+      return 'nobody answered before the deadline';
+    case 'unattended':
+      return 'the run is unattended';
+    case 'not_required':
+      return 'it is not required in an unattended run';
+  }
+}
+
+/** "1 message passed to the agent", "3 messages passed to the agent". */
+export function formatInjected(count: number): string {
+  return `${count} message${count === 1 ? '' : 's'} passed to the agent`;
 }
 
 /** "claimed by bob until T", or "claim released by bob". */

@@ -1,4 +1,4 @@
-import type { Actor, Answer, ApprovalDecision, ApprovalPrompt, Interaction, Outcome, Prompt } from '@parley/contracts';
+import type { Actor, Answer, ApprovalDecision, ApprovalPrompt, CheckpointRef, Interaction, Outcome, Prompt } from '@parley/contracts';
 import { brief, indent } from './text';
 import { formatDeadline } from './time';
 
@@ -16,6 +16,8 @@ export interface InteractionSummary {
   tool?: string;
   /** tool_approval only, while an admin holds it. */
   claim?: { subject: string; until: string };
+  /** A checkpoint at a stage boundary: which stage and point, which round, and whether it asks for an edit. */
+  checkpoint?: CheckpointRef;
 }
 
 export function summarizeInteraction(interaction: Interaction): InteractionSummary {
@@ -30,7 +32,19 @@ export function summarizeInteraction(interaction: Interaction): InteractionSumma
     agent: interaction.agent,
     ...(prompt.kind === 'tool_approval' ? { tool: prompt.tool } : {}),
     ...(interaction.claim === undefined ? {} : { claim: interaction.claim }),
+    ...(interaction.checkpoint === undefined ? {} : { checkpoint: interaction.checkpoint }),
   };
+}
+
+/** "checkpoint review of stage plan, round 0"; an edit round says so: "..., round 1 (edit)". */
+export function formatCheckpointRef(ref: CheckpointRef): string {
+  const text = `checkpoint ${ref.point} of stage ${ref.stage}, round ${ref.round}`;
+  switch (ref.purpose) {
+    case 'decide':
+      return text;
+    case 'edit':
+      return `${text} (edit)`;
+  }
 }
 
 /** "approved once", "approved for this stage", "approved for this run", "denied". */
@@ -144,7 +158,11 @@ export function formatInteractionBlock(interaction: Interaction, now: Date): str
   if (interaction.claim !== undefined) {
     meta.push(formatClaim(interaction.claim));
   }
-  const lines = ['', `? ${prompt.prompt}`, `  (${meta.join(' · ')})`];
+  const lines = [''];
+  if (interaction.checkpoint !== undefined) {
+    lines.push(`── ${formatCheckpointRef(interaction.checkpoint)}`);
+  }
+  lines.push(`? ${prompt.prompt}`, `  (${meta.join(' · ')})`);
   switch (prompt.kind) {
     case 'free_text':
       lines.push('  Type your answer on one line.');

@@ -1,14 +1,43 @@
-import type { AgentSummary, AuditEntry, Interaction, Run } from '@parley/contracts';
+import type { AgentSummary, AuditEntry, Interaction, Run, ScheduleInfo } from '@parley/contracts';
 import type { SafeCommand } from '../api/api.client';
 import { formatOptionsInline } from './interaction.format';
 import { renderTable } from './table';
-import { formatAge, formatDeadline, formatDuration } from './time';
+import { formatAge, formatDeadline, formatDuration, formatUntil } from './time';
 
 export function formatRunsTable(runs: Run[], now: Date): string {
   return renderTable(
-    [{ header: 'ID' }, { header: 'AGENT', max: 24 }, { header: 'STATUS' }, { header: 'WAIT' }, { header: 'UPDATED' }],
-    runs.map((run) => [run.id, run.agent, run.status, run.waitReason ?? '-', formatAge(run.updatedAt, now)]),
+    [{ header: 'ID' }, { header: 'AGENT', max: 24 }, { header: 'STATUS' }, { header: 'WAIT' }, { header: 'STAGE', max: 24 }, { header: 'TRIGGER' }, { header: 'UPDATED' }],
+    runs.map((run) => [run.id, run.agent, run.status, run.waitReason ?? '-', run.stage ?? '-', formatTrigger(run), formatAge(run.updatedAt, now)]),
   );
+}
+
+/** Who started the run, marked when nobody watches it: "chat", "schedule (unattended)". */
+export function formatTrigger(run: Pick<Run, 'trigger' | 'unattended'>): string {
+  return run.unattended ? `${run.trigger} (unattended)` : run.trigger;
+}
+
+/** The agents' cron schedules: when each fires next, and the task it starts. */
+export function formatSchedulesTable(schedules: ScheduleInfo[], now: Date): string {
+  return renderTable(
+    [{ header: 'AGENT', max: 24 }, { header: 'NAME', max: 24 }, { header: 'CRON', max: 50 }, { header: 'OWNER', max: 24 }, { header: 'NEXT' }, { header: 'TASK', max: 60 }],
+    schedules.map((schedule) => [
+      schedule.agent,
+      schedule.name,
+      schedule.timezone === undefined ? schedule.cron : `${schedule.cron} (${schedule.timezone})`,
+      schedule.owner,
+      formatNext(schedule.next, now),
+      schedule.task,
+    ]),
+  );
+}
+
+/** "in 3h (2030-01-01 09:00:00 UTC)"; "not scheduled yet" when the scheduler has not registered it. */
+export function formatNext(iso: string | null, now: Date): string {
+  if (iso === null) {
+    return 'not scheduled yet';
+  }
+  const at = Date.parse(iso);
+  return Number.isNaN(at) ? iso : `${formatUntil(iso, now)} (${formatTimestamp(iso)} UTC)`;
 }
 
 export function formatAgentsTable(agents: AgentSummary[]): string {
@@ -121,6 +150,8 @@ export function formatApprover(entry: AuditEntry): string {
       return 'deadline';
     case 'cancelled':
       return 'stopped';
+    case 'policy':
+      return 'policy';
     case 'safe_command':
     case 'grant':
     case 'person': {

@@ -39,6 +39,16 @@ export function formatDeadline(iso: string | null, now: Date): string {
   return seconds <= 0 ? 'overdue' : `in ${formatDuration(seconds)}`;
 }
 
+/** "in 5m", or "now" once the time has come; the raw text when it is not a date. */
+export function formatUntil(iso: string, now: Date): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) {
+    return iso;
+  }
+  const seconds = (at - now.getTime()) / 1000;
+  return seconds < 1 ? 'now' : `in ${formatDuration(seconds)}`;
+}
+
 /** HH:MM:SS (UTC) of an ISO time, for event listings. */
 export function formatClock(iso: string): string {
   const at = Date.parse(iso);

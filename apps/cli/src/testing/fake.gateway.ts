@@ -5,13 +5,19 @@ import { Server, type Namespace, type Socket } from 'socket.io';
 import {
   AnswerBodySchema,
   ConflictError,
+  DEFAULT_STAGE,
   ForbiddenError,
   InvalidAnswerError,
+  MessageBodySchema,
   NotFoundError,
   ParleyError,
+  RunMessageSchema,
   SOCKET,
   StartRunBodySchema,
+  StopMessageSchema,
   SubscribeMessageSchema,
+  TERMINAL_STATUSES,
+  isUnattendedTrigger,
   parseOrThrow,
   validateAnswer,
   type Actor,
@@ -19,13 +25,17 @@ import {
   type AnswerBody,
   type ApprovalPrompt,
   type AuditEntry,
+  type CheckpointRef,
+  type EventData,
   type EventDraft,
   type Interaction,
   type ParleyEvent,
   type Prompt,
   type Run,
+  type ScheduleInfo,
   type SubscribeMessage,
   type TokenClaims,
+  type WaitReason,
 } from '@parley/contracts';
 import { loadConfig, verifyToken } from '@parley/platform';
 import { answerApproval, approvalPrompt, argsDigest, describeCall } from '@parley/tools';
@@ -53,8 +63,17 @@ export class FakeGateway {
     { entry: 'make test', source: 'global' },
     { entry: 'npm test', source: 'agent:echo' },
   ];
+  /** What `GET /v1/schedules` returns. */
+  readonly schedules: ScheduleInfo[] = [];
+  /** Every message accepted for a run (`POST /v1/runs/:id/messages` or the socket's `message`), in order. */
+  readonly messages: Array<{ runId: string; messageId: string; text: string; by: Actor }> = [];
   /** How long a claim holds. */
   claimSecs = 300;
+  /**
+   * Behave as if a worker held every running run: a stop only flags it (the reply shows it still
+   * running) until completeStops() ends it, as the worker would at its next step.
+   */
+  holdStops = false;
   onRunStarted: (run: Run) => void = () => undefined;
   onAnswered: (interaction: Interaction) => void = () => undefined;
   /** The next this-many answers are refused with 422 whatever they say. */
@@ -69,6 +88,9 @@ export class FakeGateway {
   private readonly io: Server;
   private readonly nsp: Namespace;
   private readonly subscribers = new Map<string, { socket: Socket; runId?: string }>();
+  /** Messages not yet passed to the model, by run. */
+  private readonly inboxes = new Map<string, string[]>();
+  private readonly requestedStops = new Map<string, Actor>();
 
   constructor() {
     this.http = createServer((req, res) => {
@@ -141,8 +163,80 @@ export class FakeGateway {
 
   /** Opens an interaction; a tool_approval prompt makes the run wait for an approval. */
   ask(runId: string, prompt: Prompt, deadline: string | null = null): Interaction {
+    return this.open(runId, prompt, prompt.kind === 'tool_approval' ? 'approval' : 'question', deadline);
+  }
+
+  /**
+   * Opens a checkpoint at the exit of the run's current stage. An edit_text prompt is an edit
+   * round (purpose `edit`); any other prompt asks the person to decide.
+   */
+  askCheckpoint(runId: string, point: string, prompt: Prompt, options: { round?: number; deadline?: string | null } = {}): Interaction {
+    const checkpoint: CheckpointRef = {
+      stage: this.mustGetRun(runId).stage ?? DEFAULT_STAGE,
+      point,
+      round: options.round ?? 0,
+      purpose: prompt.kind === 'edit_text' ? 'edit' : 'decide',
+    };
+    return this.open(runId, prompt, 'checkpoint', options.deadline ?? null, checkpoint);
+  }
+
+  /** The run moves on to another stage, as a stage exit or the start of a staged agent's run does. */
+  enterStage(runId: string, stage: string): void {
     const run = this.mustGetRun(runId);
-    const waitReason = prompt.kind === 'tool_approval' ? 'approval' : 'question';
+    this.runs.set(runId, { ...run, stage, updatedAt: new Date().toISOString() });
+    this.emit(runId, { type: 'stage.entered', data: { stage, from: run.stage ?? null } });
+  }
+
+  /** A checkpoint of the current stage lets the stage move on without a person. */
+  proceed(runId: string, point: string, why: EventData<'checkpoint.proceeded'>['why']): void {
+    this.emit(runId, { type: 'checkpoint.proceeded', data: { stage: this.mustGetRun(runId).stage ?? DEFAULT_STAGE, point, why } });
+  }
+
+  /** The run passes its queued messages to the model; returns their ids. */
+  injectMessages(runId: string): string[] {
+    const messageIds = this.inboxes.get(runId) ?? [];
+    this.inboxes.delete(runId);
+    if (messageIds.length > 0) {
+      this.emit(runId, { type: 'message.injected', data: { messageIds } });
+    }
+    return messageIds;
+  }
+
+  /** The run delegates to a sub-agent and waits for it, as the delegate tool does. */
+  startChild(parentRunId: string, agent: string, task = 'a delegated task'): Run {
+    const parent = this.mustGetRun(parentRunId);
+    const now = new Date().toISOString();
+    const child: Run = {
+      id: randomUUID(),
+      tenant: parent.tenant,
+      owner: parent.owner,
+      agent,
+      task,
+      trigger: 'delegate',
+      status: 'queued',
+      unattended: true,
+      parentRunId,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.runs.set(child.id, child);
+    this.emit(child.id, { type: 'run.created', data: { agent, task, trigger: 'delegate' } });
+    this.emit(parentRunId, { type: 'child.started', data: { childRunId: child.id, agent } });
+    this.setStatus(parentRunId, 'waiting', 'child');
+    return child;
+  }
+
+  /** Ends the runs whose stop holdStops kept pending, as their workers would at their next step. */
+  completeStops(): void {
+    const stops = [...this.requestedStops];
+    this.requestedStops.clear();
+    for (const [runId, by] of stops) {
+      this.cancelNow(runId, by);
+    }
+  }
+
+  private open(runId: string, prompt: Prompt, waitReason: WaitReason, deadline: string | null, checkpoint?: CheckpointRef): Interaction {
+    const run = this.mustGetRun(runId);
     const interaction: Interaction = {
       id: randomUUID(),
       tenant: run.tenant,
@@ -151,6 +245,7 @@ export class FakeGateway {
       agent: run.agent,
       waitReason,
       prompt,
+      ...(checkpoint === undefined ? {} : { checkpoint }),
       status: 'open',
       createdAt: new Date().toISOString(),
       deadline,
@@ -220,6 +315,22 @@ export class FakeGateway {
         ack(toBody(error));
       }
     });
+    socket.on(SOCKET.message, (message: unknown, ack: (reply: unknown) => void) => {
+      try {
+        const { runId, text } = parseOrThrow(RunMessageSchema, message, 'message');
+        ack({ ok: true, ...this.postMessage(runId, { text }, this.actorOf(socket)) });
+      } catch (error) {
+        ack(toBody(error));
+      }
+    });
+    socket.on(SOCKET.stop, (message: unknown, ack: (reply: unknown) => void) => {
+      try {
+        const { runId } = parseOrThrow(StopMessageSchema, message, 'stop message');
+        ack({ ok: true, run: this.stop(runId, this.actorOf(socket)) });
+      } catch (error) {
+        ack(toBody(error));
+      }
+    });
     socket.on('disconnect', () => this.subscribers.delete(socket.id));
   }
 
@@ -272,6 +383,49 @@ export class FakeGateway {
     this.setStatus(interaction.runId, 'running');
     setImmediate(() => this.onAnswered(resolved));
     return resolved;
+  }
+
+  /** Stops a run: at once, unless holdStops makes a running run wait for its worker's next step. */
+  private stop(runId: string, by: Actor): Run {
+    const run = this.mustGetRun(runId);
+    if (TERMINAL_STATUSES.includes(run.status)) {
+      throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
+    }
+    if (this.holdStops && run.status === 'running') {
+      this.requestedStops.set(runId, by);
+      return run;
+    }
+    this.cancelNow(runId, by);
+    return this.mustGetRun(runId);
+  }
+
+  /** Ends the run and its sub-agents as cancelled by `by`. */
+  private cancelNow(runId: string, by: Actor): void {
+    if (TERMINAL_STATUSES.includes(this.mustGetRun(runId).status)) {
+      return;
+    }
+    this.end(runId, 'cancelled', { endReason: 'cancelled', stoppedBy: by });
+    this.emit(runId, { type: 'run.cancelled', data: { reason: 'cancelled', by } });
+    for (const child of this.runs.values()) {
+      if (child.parentRunId === runId) {
+        this.cancelNow(child.id, by);
+      }
+    }
+  }
+
+  /** Queues a message for a run, as `POST /v1/runs/:id/messages` does. */
+  private postMessage(runId: string, raw: unknown, by: Actor): { messageId: string; pending: number } {
+    const { text } = parseOrThrow(MessageBodySchema, raw, 'body');
+    const run = this.mustGetRun(runId);
+    if (TERMINAL_STATUSES.includes(run.status)) {
+      throw new ConflictError(`no run accepted the message: run ${runId} has ended (${run.status})`, { status: run.status });
+    }
+    const messageId = randomUUID();
+    const inbox = [...(this.inboxes.get(runId) ?? []), messageId];
+    this.inboxes.set(runId, inbox);
+    this.messages.push({ runId, messageId, text, by });
+    this.emit(runId, { type: 'message.received', data: { messageId, text, by } });
+    return { messageId, pending: inbox.length };
   }
 
   private claim(interactionId: string, by: Actor, release: boolean): Interaction {
@@ -341,7 +495,8 @@ export class FakeGateway {
     }
     const { waitReason: _previous, ...rest } = run;
     this.runs.set(runId, { ...rest, status, ...(waitReason === undefined ? {} : { waitReason }), updatedAt: new Date().toISOString() });
-    this.emit(runId, { type: 'run.status', data: { status, ...(waitReason === undefined ? {} : { waitReason }) } });
+    const stage = run.stage === undefined ? {} : { stage: run.stage };
+    this.emit(runId, { type: 'run.status', data: { status, ...(waitReason === undefined ? {} : { waitReason }), ...stage } });
   }
 
   private end(runId: string, status: 'finished' | 'failed' | 'cancelled', extra: Partial<Run>): void {
@@ -378,9 +533,20 @@ export class FakeGateway {
             throw new NotFoundError('agent', start.agent);
           }
           const now = new Date().toISOString();
-          const run: Run = { id: randomUUID(), tenant: claims.tenant, owner: claims.sub, agent: start.agent, task: start.task, trigger: 'api', status: 'queued', createdAt: now, updatedAt: now };
+          const run: Run = {
+            id: randomUUID(),
+            tenant: claims.tenant,
+            owner: claims.sub,
+            agent: start.agent,
+            task: start.task,
+            trigger: start.trigger,
+            status: 'queued',
+            unattended: start.unattended || isUnattendedTrigger(start.trigger),
+            createdAt: now,
+            updatedAt: now,
+          };
           this.runs.set(run.id, run);
-          this.emit(run.id, { type: 'run.created', data: { agent: run.agent, task: run.task, trigger: 'api' } });
+          this.emit(run.id, { type: 'run.created', data: { agent: run.agent, task: run.task, trigger: run.trigger } });
           setImmediate(() => this.onRunStarted(run));
           return reply(201, { run });
         }
@@ -417,11 +583,13 @@ export class FakeGateway {
         case 'POST v1/approvals/:id/claim':
         case 'DELETE v1/approvals/:id/claim':
           return reply(200, { interaction: this.claim(id, { kind: 'user', subject: claims.sub, role: claims.role }, req.method === 'DELETE') });
-        case 'POST v1/runs/:id/cancel': {
-          this.end(id, 'cancelled', {});
-          this.emit(id, { type: 'run.cancelled', data: { reason: 'cancelled', by: { kind: 'user', subject: claims.sub, role: claims.role } } });
-          return reply(200, { run: this.mustGetRun(id) });
-        }
+        case 'POST v1/runs/:id/stop':
+        case 'POST v1/runs/:id/cancel':
+          return reply(200, { run: this.stop(id, { kind: 'user', subject: claims.sub, role: claims.role }) });
+        case 'POST v1/runs/:id/messages':
+          return reply(202, this.postMessage(id, body, { kind: 'user', subject: claims.sub, role: claims.role }));
+        case 'GET v1/schedules':
+          return reply(200, { schedules: this.schedules });
         case 'GET v1/interactions': {
           const all = query.get('status') === 'all';
           const runId = query.get('runId');

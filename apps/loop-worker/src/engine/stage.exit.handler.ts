@@ -18,7 +18,7 @@ export interface ExitHooks {
 }
 
 /** Where an exit call leads once the stage's checkpoints are satisfied. */
-type Destination = { kind: 'finish'; summary: string } | { kind: 'stage'; to: Stage | undefined; name: string };
+type Destination = { kind: 'finish'; summary: string } | { kind: 'stage'; to: Stage | undefined; name: string; output: string };
 
 /**
  * A call that would move the run on (finish, complete_stage). The current stage's interaction
@@ -40,7 +40,7 @@ export class StageExit {
     if (!stage || stage.mode !== 'interactive_points' || stage.points.length === 0) {
       return this.moveOn(lease, view, call, destination, [], []);
     }
-    const output = destination.kind === 'finish' ? destination.summary : String(call.input.output ?? '');
+    const output = destination.kind === 'finish' ? destination.summary : destination.output;
     const region = regionOf(stage);
     if (!view.conversation.documentOrigins.has(call.effectId)) {
       return this.append(lease, { type: 'document', region, text: output, source: 'model', origin: call.effectId, at: now() });
@@ -138,7 +138,8 @@ export class StageExit {
     if (name === undefined || !transitions.includes(name)) {
       return { error: `next: name the stage to move to, one of: ${transitions.join(', ') || '(none: this is the last stage; call finish)'}` };
     }
-    return { kind: 'stage', to: view.agent.stages.find((s) => s.name === name), name };
+    const output = typeof checked.value.output === 'string' ? checked.value.output : '';
+    return { kind: 'stage', to: view.agent.stages.find((s) => s.name === name), name, output };
   }
 
   private abortedBy(view: RunView, option: string | null): { kind: 'user' | 'system'; subject?: string; role?: 'member' | 'admin' | 'service' } {
