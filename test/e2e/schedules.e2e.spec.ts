@@ -33,7 +33,13 @@ describe('schedules', () => {
     await stack.close();
     const redis = new Redis(redisUrl);
     try {
-      const [, left] = await redis.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 100_000);
+      const left: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        left.push(...keys);
+      } while (cursor !== '0');
       expect(left).toEqual([]);
     } finally {
       await redis.quit();

@@ -109,7 +109,10 @@ describe('stages and checkpoints', () => {
     expect(revisions[2]).toMatchObject({ ok: true, stage: 'build', notes: ['plan_review: Approve'] });
     const documents = log.filter((e) => e.type === 'document' && e.region === 'plan');
     expect(documents.at(-1)).toMatchObject({ source: 'person', text: 'plan v3, tightened by a person' });
-    expect((await events(runId)).filter((e) => e.type === 'stage.entered').map((e) => e.data.stage)).toEqual(['plan', 'build', 'report']);
+    const all = await events(runId);
+    expect(all.filter((e) => e.type === 'stage.entered').map((e) => e.data.stage)).toEqual(['plan', 'build', 'report']);
+    expect(all.find((e) => e.type === 'run.status' && e.data.status === 'waiting').data).toEqual({ status: 'waiting', waitReason: 'checkpoint', stage: 'plan' });
+    expect(all.filter((e) => e.type === 'run.status').at(-1).data).toEqual({ status: 'finished', stage: 'report' });
   });
 
   it('an abort option stops the run at once, with no further model call', async () => {

@@ -60,7 +60,7 @@ describe('EventStream', () => {
   it('delivers only the followed run, after `since`, each event once, in order', async () => {
     const now = new Date().toISOString();
     for (const id of ['ra', 'rb']) {
-      gateway.runs.set(id, { id, tenant: 'dev', owner: 'cli', agent: 'echo', task: 't', trigger: 'api', status: 'queued', createdAt: now, updatedAt: now });
+      gateway.runs.set(id, { id, tenant: 'dev', owner: 'cli', agent: 'echo', task: 't', trigger: 'api', status: 'queued', unattended: false, createdAt: now, updatedAt: now });
     }
     gateway.say('ra', 'one');
     gateway.say('rb', 'other');

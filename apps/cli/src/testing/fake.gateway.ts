@@ -26,6 +26,7 @@ import {
   type ApprovalPrompt,
   type AuditEntry,
   type CheckpointRef,
+  type EndReason,
   type EventData,
   type EventDraft,
   type Interaction,
@@ -280,14 +281,14 @@ export class FakeGateway {
     return this.claim(interactionId, { kind: 'user', subject, role: 'admin' }, release);
   }
 
-  finish(runId: string, summary?: string): void {
-    this.end(runId, 'finished', { summary });
-    this.emit(runId, { type: 'run.finished', data: { reason: 'finish', ...(summary === undefined ? {} : { summary }) } });
+  finish(runId: string, summary?: string, reason: EndReason = 'finish'): void {
+    this.end(runId, 'finished', { endReason: reason, ...(summary === undefined ? {} : { summary }) });
+    this.emit(runId, { type: 'run.finished', data: { reason, ...(summary === undefined ? {} : { summary }) } });
   }
 
-  fail(runId: string, error: string): void {
-    this.end(runId, 'failed', { error });
-    this.emit(runId, { type: 'run.failed', data: { reason: 'model_error', error } });
+  fail(runId: string, error: string, reason: EndReason = 'model_error'): void {
+    this.end(runId, 'failed', { endReason: reason, error });
+    this.emit(runId, { type: 'run.failed', data: { reason, error } });
   }
 
   private connected(socket: Socket): void {

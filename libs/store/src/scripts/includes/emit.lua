@@ -25,15 +25,22 @@ local function emit(eventType, dataJson)
   return emitFor(KEYS[3], RUN_ID, OWNER, eventType, dataJson)
 end
 
-local function statusData(status, waitReason)
+-- The run's status (and stage, for agents with stages) as run.status data.
+local function statusData(runKey, status, waitReason)
+  local data = {status = status}
   if waitReason then
-    return '{"status":"' .. status .. '","waitReason":"' .. waitReason .. '"}'
+    data.waitReason = waitReason
   end
-  return '{"status":"' .. status .. '"}'
+  local stage = redis.call('HGET', runKey, 'stage')
+  if stage then
+    data.stage = stage
+  end
+  return cjson.encode(data)
 end
 
+-- Every script that calls this has the run hash at KEYS[4].
 local function emitStatus(status, waitReason)
-  return emit('run.status', statusData(status, waitReason))
+  return emit('run.status', statusData(KEYS[4], status, waitReason))
 end
 
 -- Fencing: true when the caller still holds the run's lease.
@@ -56,7 +63,7 @@ local function wakeRun(runKey, inboxKey, item, runEventsKey, runId, owner)
   local n = redis.call('HINCRBY', runKey, 'wake', 1)
   redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
-  emitFor(runEventsKey, runId, owner, 'run.status', statusData('queued', nil))
+  emitFor(runEventsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))
   return n
 end
 
