@@ -327,7 +327,7 @@ export class FakeGateway {
     socket.on(SOCKET.stop, (message: unknown, ack: (reply: unknown) => void) => {
       try {
         const { runId } = parseOrThrow(StopMessageSchema, message, 'stop message');
-        ack({ ok: true, run: this.stop(runId, this.actorOf(socket)) });
+        ack({ ok: true, run: this.stopRun(runId, this.actorOf(socket)) });
       } catch (error) {
         ack(toBody(error));
       }
@@ -387,7 +387,7 @@ export class FakeGateway {
   }
 
   /** Stops a run: at once, unless holdStops makes a running run wait for its worker's next step. */
-  private stop(runId: string, by: Actor): Run {
+  private stopRun(runId: string, by: Actor): Run {
     const run = this.mustGetRun(runId);
     if (TERMINAL_STATUSES.includes(run.status)) {
       throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
@@ -586,7 +586,7 @@ export class FakeGateway {
           return reply(200, { interaction: this.claim(id, { kind: 'user', subject: claims.sub, role: claims.role }, req.method === 'DELETE') });
         case 'POST v1/runs/:id/stop':
         case 'POST v1/runs/:id/cancel':
-          return reply(200, { run: this.stop(id, { kind: 'user', subject: claims.sub, role: claims.role }) });
+          return reply(200, { run: this.stopRun(id, { kind: 'user', subject: claims.sub, role: claims.role }) });
         case 'POST v1/runs/:id/messages':
           return reply(202, this.postMessage(id, body, { kind: 'user', subject: claims.sub, role: claims.role }));
         case 'GET v1/schedules':

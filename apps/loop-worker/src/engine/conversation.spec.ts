@@ -60,4 +60,35 @@ describe('buildConversation', () => {
     expect(conversation).toMatchObject({ iterations: 2, endedWithoutTools: true, lastText: 'Done.', openTurn: null });
     expect(conversation.messages[2].content[0]).toEqual({ type: 'tool_result', tool_use_id: 'a', content: '{"ok":false}', is_error: true });
   });
+
+  it("puts a person's mid-run message after the tool results of the turn it followed, and gives the loop something to answer", () => {
+    const said: LogEntry = { type: 'user_message', messageId: 'm1', text: 'Use blue', by: { kind: 'user', subject: 'alice' }, at };
+    const conversation = buildConversation([task, ...ask('fx1', 'ix1'), answer('ix1', 'green'), said]);
+    expect(conversation.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'tu_1', content: expect.stringContaining('green') },
+        { type: 'text', text: 'Use blue' },
+      ],
+    });
+    const quiet: LogEntry = { type: 'assistant', text: 'Done talking.', toolCalls: [], at };
+    expect(buildConversation([task, quiet]).endedWithoutTools).toBe(true);
+    expect(buildConversation([task, quiet, said]).endedWithoutTools).toBe(false);
+    expect(buildConversation([task, quiet, said]).messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'Use blue' }] });
+  });
+
+  it('tracks the stage, its checkpoints and the latest document of each region', () => {
+    const conversation = buildConversation([
+      task,
+      { type: 'stage', from: null, to: 'plan', at },
+      { type: 'document', region: 'plan', text: 'v1', source: 'model', origin: 'fx1', at },
+      { type: 'checkpoint', effectId: 'fx1', interactionId: 'ix1', ref: { stage: 'plan', point: 'p', round: 0, purpose: 'edit' }, prompt: { kind: 'edit_text', prompt: 'Edit', document: 'v1' }, at },
+      { type: 'answer', interactionId: 'ix1', outcome: 'answered', answer: { kind: 'edit_text', text: 'v2' }, by: { kind: 'user' }, at },
+      { type: 'document', region: 'plan', text: 'v2', source: 'person', origin: 'ix1', at },
+    ]);
+    expect(conversation.stage).toBe('plan');
+    expect(conversation.documents.get('plan')).toBe('v2');
+    expect(conversation.visit).toEqual([expect.objectContaining({ adopted: true, answer: expect.objectContaining({ interactionId: 'ix1' }) })]);
+    expect(buildConversation([task, { type: 'stage', from: null, to: 'plan', at }, { type: 'stage', from: 'plan', to: 'build', at }]).visit).toEqual([]);
+  });
 });
