@@ -80,6 +80,60 @@ describe('RunFollower', () => {
     expect(stdout.text).toBe('Hello\nWhole\n✓ run finished (finish)\n');
   });
 
+  it('shows stage moves, checkpoints passed without a person, messages and sub-agents', async () => {
+    const { follower, stdout, emit } = setup();
+    const alice = { kind: 'user' as const, subject: 'alice' };
+    emit({ type: 'stage.entered', data: { stage: 'plan', from: null } });
+    emit({ type: 'run.status', data: { status: 'running', stage: 'plan' } });
+    emit({ type: 'message.delta', data: { text: 'Planning' } });
+    emit({ type: 'message.received', data: { messageId: 'm1', text: 'use the\nstaging db', by: alice } });
+    emit({ type: 'message.injected', data: { messageIds: ['m1'] } });
+    emit({ type: 'checkpoint.proceeded', data: { stage: 'plan', point: 'review', why: 'unattended' } });
+    emit({ type: 'stage.entered', data: { stage: 'build', from: 'plan' } });
+    emit({ type: 'child.started', data: { childRunId: 'c1', agent: 'researcher' } });
+    emit({ type: 'run.status', data: { status: 'waiting', waitReason: 'child', stage: 'build' } });
+    emit({ type: 'run.finished', data: { reason: 'finish' } });
+    await expect(follower.outcome).resolves.toBe(0);
+    expect(stdout.text).toBe(
+      [
+        '── stage plan',
+        'Planning',
+        '✉ message from alice: use the staging db',
+        '✉ 1 message passed to the agent',
+        '↷ checkpoint review of stage plan proceeded without a person: the run is unattended',
+        '── stage build (from plan)',
+        '⇢ sub-agent researcher started as run c1 (follow it with: parley logs c1 -f)',
+        '✓ run finished (finish)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('explains the end of a sub-agent that needs input and of a run whose checkpoint expired', async () => {
+    const needs = setup();
+    needs.emit({ type: 'run.finished', data: { reason: 'needs_input', summary: 'which database?' } });
+    await expect(needs.follower.outcome).resolves.toBe(0);
+    expect(needs.stdout.text).toBe('✓ run finished (needs_input) — it needs information only a person can give: which database?\n');
+
+    const expired = setup();
+    expired.emit({ type: 'run.failed', data: { reason: 'checkpoint_expired', error: 'checkpoint review expired' } });
+    await expect(expired.follower.outcome).resolves.toBe(1);
+    expect(expired.stderr.text).toBe('✗ run failed (checkpoint_expired) — a checkpoint that needed a person expired: checkpoint review expired\n');
+  });
+
+  it('asks a checkpoint like any question', async () => {
+    const { prompter, sent, openQuestion } = setup();
+    openQuestion({
+      ...interaction('cp', { kind: 'confirm', prompt: 'Plan ok?' }),
+      waitReason: 'checkpoint',
+      checkpoint: { stage: 'plan', point: 'review', round: 0, purpose: 'decide' },
+    });
+    await settle();
+    prompter.asked[0].answer({ confirmed: true });
+    await settle();
+    expect(sent).toEqual([['cp', { confirmed: true }]]);
+  });
+
   it('asks each question once, one at a time, in order', async () => {
     const { prompter, sent, openQuestion } = setup();
     const first = interaction('a');

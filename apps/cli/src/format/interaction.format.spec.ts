@@ -2,6 +2,7 @@ import type { Interaction, Prompt } from '@parley/contracts';
 import {
   formatActor,
   formatAnswer,
+  formatCheckpointRef,
   formatClaim,
   formatDecision,
   formatInteractionBlock,
@@ -121,5 +122,31 @@ describe('interaction formatting', () => {
     expect(formatInteractionBlock({ ...base, deadline: '2030-01-01T00:30:00.000Z' }, new Date('2030-01-01T00:00:00.000Z'))).toBe(
       ['', '? Colour?', '  (multiple_choice · interaction i1 · expires in 30m)', '  0) Red', '  1) Blue — cool', '  Pick one or more numbers, separated by commas.', ''].join('\n'),
     );
+  });
+
+  it('heads a checkpoint prompt with its point, stage and round', () => {
+    const checkpoint: Interaction = {
+      ...base,
+      waitReason: 'checkpoint',
+      prompt: { kind: 'confirm', prompt: 'Is the plan good?' },
+      checkpoint: { stage: 'plan', point: 'review', round: 1, purpose: 'decide' },
+    };
+    expect(formatInteractionBlock(checkpoint, new Date('2030-01-01T00:00:00.000Z'))).toBe(
+      ['', '── checkpoint review of stage plan, round 1', '? Is the plan good?', '  (confirm · interaction i1)', '  Answer y or n.', ''].join('\n'),
+    );
+    expect(summarizeInteraction(checkpoint)).toMatchObject({ kind: 'confirm', checkpoint: { stage: 'plan', point: 'review', round: 1, purpose: 'decide' } });
+  });
+
+  it('shows an edit-purpose checkpoint as a document to edit', () => {
+    const edit: Interaction = {
+      ...base,
+      waitReason: 'checkpoint',
+      prompt: { kind: 'edit_text', prompt: "Edit the stage's output", document: 'draft' },
+      checkpoint: { stage: 'write', point: 'polish', round: 0, purpose: 'edit' },
+    };
+    expect(formatCheckpointRef({ stage: 'write', point: 'polish', round: 0, purpose: 'edit' })).toBe('checkpoint polish of stage write, round 0 (edit)');
+    const block = formatInteractionBlock(edit, new Date('2030-01-01T00:00:00.000Z'));
+    expect(block.split('\n').slice(0, 5)).toEqual(['', '── checkpoint polish of stage write, round 0 (edit)', "? Edit the stage's output", '  (edit_text · interaction i1)', '─'.repeat(40)]);
+    expect(block).toContain('Type the replacement text');
   });
 });

@@ -1,5 +1,14 @@
-import type { AuditEntry, Interaction } from '@parley/contracts';
-import { formatApprovalsTable, formatApprover, formatAuditTable, formatClaimCell, formatSafeCommandsTable } from './listing.format';
+import type { AuditEntry, Interaction, Run, ScheduleInfo } from '@parley/contracts';
+import {
+  formatApprovalsTable,
+  formatApprover,
+  formatAuditTable,
+  formatClaimCell,
+  formatNext,
+  formatRunsTable,
+  formatSafeCommandsTable,
+  formatSchedulesTable,
+} from './listing.format';
 
 const now = new Date('2030-01-01T12:00:00.000Z');
 
@@ -70,8 +79,9 @@ describe('listing formatting', () => {
     );
   });
 
-  it('names the approver of a stopped run "stopped"', () => {
+  it('names the approver of a stopped run "stopped", and a decision by an unattended policy "policy"', () => {
     expect(formatApprover({ ...entry, basis: 'cancelled', decision: 'deny', approver: { tenant: 'dev', kind: 'system' } })).toBe('stopped');
+    expect(formatApprover({ ...entry, basis: 'policy', decision: 'deny', scope: null, approver: null })).toBe('policy');
     expect(formatApprover({ ...entry, approver: { tenant: 'dev', kind: 'user', subject: 'ann' } })).toBe('ann');
   });
 
@@ -82,5 +92,42 @@ describe('listing formatting', () => {
         { entry: 'npm test', source: 'agent:coder' },
       ]),
     ).toBe(['ENTRY     SOURCE       NOTE', 'ls        default      lists directories', 'npm test  agent:coder', ''].join('\n'));
+  });
+
+  it('lists runs with their stage and trigger, marking unattended ones', () => {
+    const run: Run = {
+      id: 'r1',
+      tenant: 'dev',
+      owner: 'cli',
+      agent: 'coder',
+      task: 't',
+      trigger: 'chat',
+      status: 'running',
+      unattended: false,
+      createdAt: '2030-01-01T11:00:00.000Z',
+      updatedAt: '2030-01-01T11:59:30.000Z',
+    };
+    const parent: Run = { ...run, id: 'r2', trigger: 'schedule', unattended: true, status: 'waiting', waitReason: 'child', stage: 'research' };
+    const child: Run = { ...run, id: 'r3', agent: 'researcher', trigger: 'delegate', unattended: true, parentRunId: 'r2' };
+    expect(formatRunsTable([run, parent, child], now)).toBe(
+      [
+        'ID  AGENT       STATUS   WAIT   STAGE     TRIGGER                UPDATED',
+        'r1  coder       running  -      -         chat                   30s ago',
+        'r2  coder       waiting  child  research  schedule (unattended)  30s ago',
+        'r3  researcher  running  -      -         delegate (unattended)  30s ago',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists schedules with the timezone, when each fires next and the task cut short', () => {
+    const daily: ScheduleInfo = { agent: 'reporter', name: 'daily', cron: '0 9 * * 1-5', timezone: 'Europe/Berlin', owner: 'ops', task: 'Write the daily report', next: '2030-01-01T15:00:00.000Z' };
+    const pending: ScheduleInfo = { agent: 'cleaner', name: 'nightly', cron: '0 2 * * *', owner: 'scheduler', task: `Tidy ${'x'.repeat(100)}`, next: null };
+    const lines = formatSchedulesTable([daily, pending], now).split('\n');
+    expect(lines[0]).toBe('AGENT     NAME     CRON                         OWNER      NEXT                             TASK');
+    expect(lines[1]).toBe('reporter  daily    0 9 * * 1-5 (Europe/Berlin)  ops        in 3h (2030-01-01 15:00:00 UTC)  Write the daily report');
+    expect(lines[2]).toBe(`cleaner   nightly  0 2 * * *                    scheduler  not scheduled yet                Tidy ${'x'.repeat(54)}…`);
+    expect(formatNext('2030-01-01T11:00:00.000Z', now)).toBe('now (2030-01-01 11:00:00 UTC)');
+    expect(formatNext('whenever', now)).toBe('whenever');
   });
 });

@@ -1,4 +1,4 @@
-import { formatAge, formatClock, formatDeadline, formatDuration } from './time';
+import { formatAge, formatClock, formatDeadline, formatDuration, formatUntil } from './time';
 
 const now = new Date('2030-01-01T12:00:00.000Z');
 
@@ -23,6 +23,12 @@ describe('time formatting', () => {
     expect(formatDeadline(null, now)).toBe('none');
     expect(formatDeadline('2030-01-01T13:00:00.000Z', now)).toBe('in 1h');
     expect(formatDeadline('2030-01-01T11:00:00.000Z', now)).toBe('overdue');
+  });
+
+  it('formats the time until something happens', () => {
+    expect(formatUntil('2030-01-01T15:00:00.000Z', now)).toBe('in 3h');
+    expect(formatUntil('2030-01-01T11:59:00.000Z', now)).toBe('now');
+    expect(formatUntil('soon', now)).toBe('soon');
   });
 
   it('formats a clock time in UTC', () => {
