@@ -64,7 +64,7 @@ describe('parley CLI (against a fake gateway)', () => {
         ['socket', { choice: 1 }, true],
       ]);
       const run = [...gateway.runs.values()][0];
-      expect(run.task).toBe('pick a colour');
+      expect(run).toMatchObject({ task: 'pick a colour', trigger: 'chat', unattended: false });
     });
 
     it('collects an edited document and a review verdict with feedback', async () => {
@@ -280,6 +280,57 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await session.exit).toBe(0);
       const run = await startedRun();
       expect(JSON.parse(session.out)).toEqual({ runId: run.id });
+      expect(run).toMatchObject({ trigger: 'api', unattended: false });
+    });
+
+    it('--unattended --detach starts an unattended run from a program', async () => {
+      const session = cli('run', 'echo', 'nightly', 'job', '--unattended', '--detach');
+      expect(await session.exit).toBe(0);
+      const run = await startedRun();
+      expect(run).toMatchObject({ trigger: 'api', unattended: true });
+      expect(session.out).toBe(`started run ${run.id} (agent echo, unattended)\nfollow it with: parley logs ${run.id} -f\n`);
+    });
+
+    it('follows a staged unattended run: stage moves, sub-agents, checkpoints passed by policy, and a checkpoint that asks anyway', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.enterStage(run.id, 'plan');
+        const child = gateway.startChild(run.id, 'researcher');
+        gateway.finish(child.id, 'found it');
+        gateway.say(run.id, 'Planned.');
+        gateway.proceed(run.id, 'review', 'unattended');
+        gateway.enterStage(run.id, 'build');
+        gateway.askCheckpoint(run.id, 'ship', { kind: 'confirm', prompt: 'Ship the build?' }, { round: 1 });
+      };
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'shipped');
+      const session = cli('run', 'echo', 'build', 'it', '--unattended');
+      session.type('y');
+
+      expect(await session.exit).toBe(0);
+      const run = await startedRun();
+      const child = [...gateway.runs.values()].find((candidate) => candidate.parentRunId === run.id);
+      expect(run).toMatchObject({ trigger: 'chat', unattended: true });
+      expect(session.out).toContain(`run ${run.id} started (agent echo, unattended)\n── stage plan\n`);
+      expect(session.out).toContain(`⇢ sub-agent researcher started as run ${child?.id} (follow it with: parley logs ${child?.id} -f)\n`);
+      expect(session.out).toContain('Planned.\n↷ checkpoint review of stage plan proceeded without a person: the run is unattended\n── stage build (from plan)\n');
+      expect(session.out).toMatch(/── checkpoint ship of stage build, round 1\n\? Ship the build\?\n {2}\(confirm · interaction \S+\)\n/);
+      expect(session.out).toContain('✓ run finished (finish): shipped');
+      expect(session.out).not.toContain('found it');
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ confirmed: true }]);
+    });
+
+    it('asks an edit-purpose checkpoint as a document to edit', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.enterStage(run.id, 'draft');
+        gateway.askCheckpoint(run.id, 'polish', { kind: 'edit_text', prompt: "Edit the stage's output", document: 'first draft' });
+      };
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId);
+      const session = cli('run', 'echo', 'write');
+      session.type('final text', '.');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain("── checkpoint polish of stage draft, round 0 (edit)\n? Edit the stage's output\n");
+      expect(session.out).toContain('first draft');
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ text: 'final text' }]);
     });
 
     it('--json prints events as JSON lines and prompts on stderr', async () => {
@@ -314,8 +365,8 @@ describe('parley CLI (against a fake gateway)', () => {
 
       const table = cli('ps');
       expect(await table.exit).toBe(0);
-      expect(table.out.split('\n')[0]).toMatch(/^ID\s+AGENT\s+STATUS\s+WAIT\s+UPDATED$/);
-      expect(table.out).toMatch(new RegExp(`${run.id}\\s+echo\\s+waiting\\s+question\\s+(just now|\\d+s ago)`));
+      expect(table.out.split('\n')[0]).toMatch(/^ID\s+AGENT\s+STATUS\s+WAIT\s+STAGE\s+TRIGGER\s+UPDATED$/);
+      expect(table.out).toMatch(new RegExp(`${run.id}\\s+echo\\s+waiting\\s+question\\s+-\\s+api\\s+(just now|\\d+s ago)`));
 
       const none = cli('ps', '--status', 'finished');
       expect(await none.exit).toBe(0);
@@ -324,6 +375,22 @@ describe('parley CLI (against a fake gateway)', () => {
       const json = cli('ps', '--json');
       expect(await json.exit).toBe(0);
       expect((JSON.parse(json.out) as Run[]).map((r) => r.id)).toEqual([run.id]);
+    });
+
+    it('shows the stage, unattended runs, and a run waiting on its sub-agent', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.enterStage(run.id, 'research');
+        gateway.startChild(run.id, 'researcher');
+      };
+      expect(await cli('run', 'echo', 'dig', '--unattended', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      await waitFor(() => gateway.runs.size === 2, 'the sub-agent');
+      const child = [...gateway.runs.values()][1];
+
+      const table = cli('ps');
+      expect(await table.exit).toBe(0);
+      expect(table.out).toMatch(new RegExp(`^${run.id}\\s+echo\\s+waiting\\s+child\\s+research\\s+api \\(unattended\\)\\s+(just now|\\d+s ago)$`, 'm'));
+      expect(table.out).toMatch(new RegExp(`^${child.id}\\s+researcher\\s+queued\\s+-\\s+-\\s+delegate \\(unattended\\)\\s+`, 'm'));
     });
 
     it('rejects an unknown status as a usage error', async () => {
@@ -703,6 +770,146 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(session.out).toMatch(/message\s+live$/m);
       expect(session.out).toMatch(/run\.finished\s+finish: bye$/m);
     });
+
+    it('-f shows stage moves, checkpoints passed without a person, messages and sub-agents', async () => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      const session = cli('logs', run.id, '-f');
+      await waitFor(() => gateway.subscribes.length === 1, 'the follower to subscribe');
+      gateway.enterStage(run.id, 'plan');
+      gateway.proceed(run.id, 'review', 'deadline');
+      expect(await cli('msg', run.id, 'check the logs').exit).toBe(0);
+      const [messageId] = gateway.injectMessages(run.id);
+      const child = gateway.startChild(run.id, 'researcher');
+      gateway.finish(run.id, 'done');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toMatch(/stage\.entered\s+plan \(first stage\)$/m);
+      expect(session.out).toMatch(/checkpoint\.proceeded checkpoint review of stage plan proceeded without a person: nobody answered before the deadline$/m);
+      expect(session.out).toMatch(/message\.received\s+\S+ from cli: "check the logs"$/m);
+      expect(session.out).toContain(`message.injected     1 message passed to the agent: ${messageId}\n`);
+      expect(session.out).toContain(`child.started        sub-agent researcher: run ${child.id}\n`);
+      expect(session.out).toMatch(/run\.status\s+waiting \(child\), stage plan$/m);
+    });
+  });
+
+  describe('msg', () => {
+    it('queues messages from the arguments or stdin, and the follower shows them arrive and reach the agent', async () => {
+      gateway.onRunStarted = (run) => gateway.say(run.id, 'working');
+      const follower = cli('run', 'echo', 'work');
+      await waitFor(() => follower.out.includes('working'), 'the run to start');
+      const run = await startedRun();
+
+      const words = cli('msg', run.id, 'also', 'run', 'the', 'linter');
+      expect(await words.exit).toBe(0);
+      expect(words.out).toBe(`message ${gateway.messages[0].messageId} queued for run ${run.id} (1 pending)\n`);
+      const piped = cli('msg', run.id, '-', '--json');
+      piped.stdin.end('two\nlines\n');
+      expect(await piped.exit).toBe(0);
+      expect(JSON.parse(piped.out)).toEqual({ runId: run.id, messageId: gateway.messages[1].messageId, pending: 2 });
+      expect(gateway.messages.map((message) => [message.text, message.by.subject])).toEqual([
+        ['also run the linter', 'cli'],
+        ['two\nlines', 'cli'],
+      ]);
+
+      await waitFor(() => follower.out.includes('✉ message from cli: two lines'), 'the second message to show');
+      gateway.injectMessages(run.id);
+      gateway.finish(run.id);
+      expect(await follower.exit).toBe(0);
+      expect(follower.out).toContain('✉ message from cli: also run the linter\n✉ message from cli: two lines\n✉ 2 messages passed to the agent\n');
+    });
+
+    it('exits 1 with the gateway message for an ended or unknown run, and 2 for an empty message', async () => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      gateway.finish(run.id);
+
+      const ended = cli('msg', run.id, 'too late');
+      expect(await ended.exit).toBe(1);
+      expect(ended.err).toBe(`error: no run accepted the message: run ${run.id} has ended (finished)\n`);
+      const unknown = cli('msg', 'nope', 'hi');
+      expect(await unknown.exit).toBe(1);
+      expect(unknown.err).toBe('error: run nope not found\n');
+      const blank = cli('msg', run.id, ' ');
+      expect(await blank.exit).toBe(2);
+      expect(blank.err).toBe('error: the message must not be empty\n');
+      const emptyStdin = cli('msg', run.id, '-');
+      emptyStdin.stdin.end('\n');
+      expect(await emptyStdin.exit).toBe(2);
+      expect(await cli('msg', run.id).exit).toBe(2);
+      expect(gateway.messages).toEqual([]);
+    });
+  });
+
+  describe('stop', () => {
+    it('stops a run and says who stopped it; `cancel` is the same command', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'free_text', prompt: 'Wait?' });
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      await waitFor(() => gateway.runs.get(run.id)?.status === 'waiting', 'the run to wait');
+
+      const stop = cli('stop', run.id);
+      expect(await stop.exit).toBe(0);
+      expect(stop.out).toBe(`run ${run.id} is cancelled, stopped by cli\n`);
+      expect(gateway.runs.get(run.id)).toMatchObject({ status: 'cancelled', stoppedBy: { kind: 'user', subject: 'cli' } });
+      const again = cli('cancel', run.id);
+      expect(await again.exit).toBe(1);
+      expect(again.err).toBe(`error: run ${run.id} has already ended (cancelled)\n`);
+
+      const second = cli('run', 'echo', 'y', '--detach', '--json');
+      expect(await second.exit).toBe(0);
+      const { runId } = JSON.parse(second.out) as { runId: string };
+      const json = cli('cancel', runId, '--json');
+      expect(await json.exit).toBe(0);
+      expect(JSON.parse(json.out)).toMatchObject({ id: runId, status: 'cancelled', stoppedBy: { subject: 'cli' } });
+      const unknown = cli('stop', 'nope');
+      expect(await unknown.exit).toBe(1);
+      expect(unknown.err).toBe('error: run nope not found\n');
+    });
+
+    it('says that a run a worker holds stops at its next step', async () => {
+      gateway.holdStops = true;
+      gateway.onRunStarted = (run) => gateway.say(run.id, 'busy');
+      const follower = cli('run', 'echo', 'long', 'job');
+      await waitFor(() => follower.out.includes('busy'), 'the run to be running');
+      const run = await startedRun();
+
+      const stop = cli('stop', run.id);
+      expect(await stop.exit).toBe(0);
+      expect(stop.out).toBe(`run ${run.id} is running; it stops at its next step\n`);
+      gateway.completeStops();
+      expect(await follower.exit).toBe(1);
+      expect(follower.err).toContain('✗ run cancelled by cli (cancelled)');
+    });
+  });
+
+  describe('schedules', () => {
+    it('lists the schedules as a table and as JSON', async () => {
+      const none = cli('schedules');
+      expect(await none.exit).toBe(0);
+      expect(none.out).toBe('no schedules\n');
+
+      const next = new Date(Date.now() + (2 * 3600 + 300) * 1000).toISOString();
+      gateway.schedules.push(
+        { agent: 'echo', name: 'daily', cron: '0 9 * * *', timezone: 'Europe/Berlin', owner: 'ops', task: 'Summarise the day', next },
+        { agent: 'echo', name: 'nightly', cron: '0 2 * * *', owner: 'scheduler', task: 'x'.repeat(80), next: null },
+      );
+      const table = cli('schedules');
+      expect(await table.exit).toBe(0);
+      const lines = table.out.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^AGENT\s+NAME\s+CRON\s+OWNER\s+NEXT\s+TASK$/);
+      expect(lines[1]).toMatch(/^echo\s+daily\s+0 9 \* \* \* \(Europe\/Berlin\)\s+ops\s+in 2h \(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)\s+Summarise the day$/);
+      expect(lines[2]).toMatch(/^echo\s+nightly\s+0 2 \* \* \*\s+scheduler\s+not scheduled yet\s+x{59}…$/);
+
+      const json = cli('schedules', '--json');
+      expect(await json.exit).toBe(0);
+      expect(JSON.parse(json.out)).toEqual(gateway.schedules);
+
+      env.PARLEY_TOKEN = signToken({ tenant: 'dev', sub: 'mo', role: 'member' }, loadConfig({}).jwtSecret);
+      const member = cli('schedules');
+      expect(await member.exit).toBe(1);
+      expect(member.err).toBe('error: only admins and services list schedules\n');
+    });
   });
 
   describe('agents, token, connection and usage', () => {
@@ -763,6 +970,12 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(help.out).toContain('respond');
       expect(help.out).toContain('approvals');
       expect(help.out).toContain('audit');
+      for (const command of ['msg', 'stop|cancel', 'schedules']) {
+        expect(help.out).toContain(command);
+      }
+      const runHelp = cli('run', '--help');
+      expect(await runHelp.exit).toBe(0);
+      expect(runHelp.out).toContain('--unattended');
       const approvalsHelp = cli('approvals', '--help');
       expect(await approvalsHelp.exit).toBe(0);
       expect(approvalsHelp.out).toContain('--claim <id>');

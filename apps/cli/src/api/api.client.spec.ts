@@ -59,6 +59,29 @@ describe('ApiClient', () => {
     ]);
   });
 
+  it('starts runs unattended or as a chat, stops runs, queues messages and lists schedules', async () => {
+    const run = { ...runFixture, unattended: true, trigger: 'chat' };
+    const schedule = { agent: 'echo', name: 'daily', cron: '0 9 * * *', owner: 'ops', task: 't', next: null };
+    const { api, calls } = client((call) => {
+      if (call.url.endsWith('/messages')) {
+        return json(202, { messageId: 'm1', pending: 2 });
+      }
+      return json(200, call.url.endsWith('/schedules') ? { schedules: [schedule] } : { run });
+    });
+    await expect(api.startRun('echo', 'go', { unattended: true, trigger: 'chat' })).resolves.toMatchObject({ unattended: true, trigger: 'chat' });
+    await api.startRun('echo', 'go');
+    await expect(api.stopRun('r/1')).resolves.toMatchObject({ id: 'r1' });
+    await expect(api.sendMessage('r1', 'hello')).resolves.toEqual({ messageId: 'm1', pending: 2 });
+    await expect(api.listSchedules()).resolves.toEqual([schedule]);
+    expect(calls.map((call) => `${call.init.method} ${call.url} ${typeof call.init.body === 'string' ? call.init.body : '-'}`)).toEqual([
+      'POST http://gw:1/v1/runs {"agent":"echo","task":"go","unattended":true,"trigger":"chat"}',
+      'POST http://gw:1/v1/runs {"agent":"echo","task":"go"}',
+      'POST http://gw:1/v1/runs/r%2F1/stop {}',
+      'POST http://gw:1/v1/runs/r1/messages {"text":"hello"}',
+      'GET http://gw:1/v1/schedules -',
+    ]);
+  });
+
   it('rejects a safe command of an unknown source', async () => {
     const { api } = client(() => json(200, { agent: null, safeCommands: [{ entry: 'ls', source: 'elsewhere' }] }));
     await expect(api.safeCommands()).rejects.toMatchObject({ code: 'bad_response' });
@@ -105,4 +128,17 @@ const interactionFixture = {
   status: 'answered',
   createdAt: 'T',
   deadline: null,
+};
+
+const runFixture = {
+  id: 'r1',
+  tenant: 'dev',
+  owner: 'cli',
+  agent: 'echo',
+  task: 't',
+  trigger: 'api',
+  status: 'cancelled',
+  unattended: false,
+  createdAt: 'T',
+  updatedAt: 'T',
 };

@@ -10,23 +10,6 @@ import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
 
-/** Ends whose reason alone says little get a few words of explanation. */
-function explainEnd(reason: EndReason): string {
-  switch (reason) {
-    case 'needs_input':
-      return ' — it needs information only a person can give';
-    case 'checkpoint_expired':
-      return ' — a checkpoint that needed a person expired';
-    case 'finish':
-    case 'no_tool_calls':
-    case 'max_iterations':
-    case 'cancelled':
-    case 'model_error':
-    case 'internal_error':
-      return '';
-  }
-}
-
 /** How long the end of a run waits for the acknowledgement of an answer already on its way. */
 const ANSWER_GRACE_MS = 2000;
 
@@ -338,5 +321,22 @@ export class RunFollower {
     this.out.breakLine();
     this.notes.breakLine();
     this.deps.stderr.write(`${line}\n`);
+  }
+}
+
+/** Ends whose reason alone says little get a few words of explanation. */
+function explainEnd(reason: EndReason): string {
+  switch (reason) {
+    case 'needs_input':
+      return ' — it needs information only a person can give';
+    case 'checkpoint_expired':
+      return ' — a checkpoint that needed a person expired';
+    case 'finish':
+    case 'no_tool_calls':
+    case 'max_iterations':
+    case 'cancelled':
+    case 'model_error':
+    case 'internal_error':
+      return '';
   }
 }

@@ -590,6 +590,9 @@ export class FakeGateway {
         case 'POST v1/runs/:id/messages':
           return reply(202, this.postMessage(id, body, { kind: 'user', subject: claims.sub, role: claims.role }));
         case 'GET v1/schedules':
+          if (claims.role === 'member') {
+            throw new ForbiddenError('only admins and services list schedules');
+          }
           return reply(200, { schedules: this.schedules });
         case 'GET v1/interactions': {
           const all = query.get('status') === 'all';
