@@ -182,6 +182,11 @@ export class AutoAnswerer {
         return;
       case 'interaction.resolved':
       case 'interaction.claimed':
+      case 'stage.entered':
+      case 'checkpoint.proceeded':
+      case 'message.received':
+      case 'message.injected':
+      case 'child.started':
       case 'message.delta':
       case 'message':
       case 'run.created':

@@ -7,7 +7,8 @@ import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
 import { systemPromptFor } from './system.prompt';
-import { TurnDispatcher, type RunView, type SettleResult } from './turn.dispatcher';
+import type { RunView, SettleResult } from './settle.types';
+import { TurnDispatcher } from './turn.dispatcher';
 
 /**
  * Advances one run until it parks or ends. It holds the run's lease while it works; every write

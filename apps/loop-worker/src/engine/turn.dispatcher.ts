@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import {
   DEFAULT_STAGE,
-  type Actor,
   type AgentDefinition,
   type AutoApproval,
   type CheckpointRef,
   type InteractionRequest,
   type LogEntryOf,
   type Prompt,
-  type Run,
-  type Stage,
   type ToolCall,
   type WaitReason,
 } from '@parley/contracts';
-import { RedisWorkspace, type AppendResult, type Lease, type RunEnding } from '@parley/store';
+import { RedisWorkspace, type AppendResult, type Lease } from '@parley/store';
 import {
   approvalPrompt,
   approvalVerdict,
@@ -40,25 +37,8 @@ import {
 } from '@parley/tools';
 import { childResultOf, type Conversation, type OpenCall } from './conversation';
 import type { EngineResources } from './engine.resources';
+import type { RunView, SettleResult } from './settle.types';
 import { StageExit } from './stage.exit.handler';
-
-export type SettleResult =
-  | { status: 'settled' }
-  | { status: 'park'; interactionId: string; waitReason: WaitReason }
-  | { status: 'end'; ending: RunEnding }
-  /** An abort option at a checkpoint: the run stops at once, no further model call. */
-  | { status: 'stop'; by: Actor }
-  | { status: 'lost' }
-  | { status: 'cancelled' };
-
-/** What the dispatcher knows of the run it settles. */
-export interface RunView {
-  run: Run;
-  agent: AgentDefinition;
-  /** The stage the run is in (agents with stages). */
-  stage: Stage | undefined;
-  conversation: Conversation;
-}
 
 type Question = LogEntryOf<'question'>;
 
