@@ -187,6 +187,7 @@ export class AutoAnswerer {
       case 'message.received':
       case 'message.injected':
       case 'child.started':
+      case 'child.ended':
       case 'message.delta':
       case 'message':
       case 'run.created':

@@ -244,6 +244,8 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
 
       expect((await stack.answer(question.id, { text: '5000' })).status).toBe(200);
       await stack.waitForStatus(runId, 'finished');
+      const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as any[];
+      expect(events.find((e) => e.type === 'child.ended')?.data).toEqual({ childRunId: child.childRunId, status: 'finished', reason: 'needs_input' });
     });
 
     it('a parent parks while its child waits; stopping the parent stops the child', async () => {

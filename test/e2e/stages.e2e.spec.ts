@@ -44,6 +44,16 @@ describe('stages and checkpoints', () => {
         threeStages('stubborn', 6, { ...planPoint, style: 'free_text', options: ['Auto-approve'] }),
         threeStages('hasty', 1, { ...planPoint, unattended: 'auto_approve' }, { limits: { max_iterations: 20, interaction_timeout_secs: 1 } }),
         threeStages('strict', 1, { ...planPoint, unattended: 'ask' }, { limits: { max_iterations: 20, interaction_timeout_secs: 1 } }),
+        {
+          name: 'shortcut',
+          model: { provider: 'scripted', turns: [finish('skipping ahead'), { text: 'Just talking.' }, exit('plan v1'), finish('the end')] },
+          tools: ['finish'],
+          stages: [
+            { name: 'plan', mode: 'interactive_points', transitions: ['report'], points: [{ ...planPoint, unattended: 'auto_approve' }] },
+            { name: 'report' },
+          ],
+          limits: { max_iterations: 10 },
+        },
       ]),
     });
   });
@@ -154,6 +164,17 @@ describe('stages and checkpoints', () => {
       [4, true],
     ]);
     expect(log.filter((e) => e.type === 'stage').map((e) => e.to)).toEqual(['plan', 'build', 'report']);
+  });
+
+  it('a stage with a way on cannot be skipped: finish is refused there, and a turn without tools is told how to move on', async () => {
+    const runId = (await stack.http('POST', '/v1/runs', { agent: 'shortcut', task: 'try to skip', unattended: true })).body.run.id;
+    const { run } = await stack.waitForStatus(runId, 'finished');
+    expect(run).toMatchObject({ summary: 'the end', stage: 'report' });
+    const log = await stack.log(runId);
+    const first = log.find((e) => e.type === 'tool_result' && e.name === 'finish');
+    expect(JSON.parse(first.content).error).toContain('unknown tool: finish');
+    expect(log.find((e) => e.type === 'user_message')).toMatchObject({ by: { kind: 'system' }, text: expect.stringContaining('complete_stage') });
+    expect(log.filter((e) => e.type === 'checkpoint')).toEqual([expect.objectContaining({ auto: true })]);
   });
 
   it('a checkpoint deadline proceeds with no user text; unattended runs approve at once, or fail on expiry where the point demands a person', async () => {

@@ -43,6 +43,8 @@ function toolProblems(agent: AgentDefinition): string[] {
   agent.tools.forEach((tool, i) => {
     if (!isToolName(tool)) {
       problems.push(`tools.${i}: unknown tool "${tool}" (${known})`);
+    } else if (tool === 'complete_stage' || tool === 'needs_input') {
+      problems.push(`tools.${i}: ${tool} is offered by the run itself (complete_stage to agents with stages, needs_input to sub-agents); do not list it`);
     }
   });
   for (const [tool, permission] of Object.entries(agent.permissions)) {
@@ -85,9 +87,11 @@ function stageProblems(agent: AgentDefinition): string[] {
         problems.push(`${at}.required_tools.${j}: "${tool}" is not in the agent's tools`);
       }
     });
-    for (const tool of Object.keys(stage.permissions)) {
+    for (const [tool, permission] of Object.entries(stage.permissions)) {
       if (!isToolName(tool)) {
         problems.push(`${at}.permissions.${tool}: unknown tool`);
+      } else if (permission === 'ask' && !isApprovable(tool)) {
+        problems.push(`${at}.permissions.${tool}: "ask" is not available for ${tool} (use allow or deny)`);
       }
     }
     const points = new Set<string>();

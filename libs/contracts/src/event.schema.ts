@@ -13,6 +13,8 @@ export const EventDataSchemas = {
   'message.received': z.object({ messageId: z.string(), text: z.string(), by: ActorSchema }),
   'message.injected': z.object({ messageIds: z.array(z.string()) }),
   'child.started': z.object({ childRunId: z.string(), agent: z.string() }),
+  /** A sub-agent ended; its result is in the parent's log (emitted on the parent's run). */
+  'child.ended': z.object({ childRunId: z.string(), status: RunStatusSchema, reason: EndReasonSchema }),
   'message.delta': z.object({ text: z.string() }),
   message: z.object({ text: z.string() }),
   'tool.call': z.object({ toolUseId: z.string(), effectId: z.string(), name: z.string(), input: z.unknown() }),

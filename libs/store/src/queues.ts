@@ -87,7 +87,7 @@ export class ParleyQueues {
         await this.schedules.upsertJobScheduler(
           schedule.id,
           { pattern: schedule.cron, ...(schedule.timezone ? { tz: schedule.timezone } : {}) },
-          { name: 'schedule', data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 1000 } },
+          { name: 'schedule', data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 1000, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } },
         );
       } catch (error) {
         failed.push({ id: schedule.id, error: error instanceof Error ? error.message : String(error) });

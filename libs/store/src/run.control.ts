@@ -16,12 +16,27 @@ export class RunControl {
     private readonly queues: ParleyQueues,
   ) {}
 
+  /** Ends a run; a sub-agent's end wakes its parent, and sub-agents still running are stopped. */
   async end(target: Lease, ending: RunEnding, options: { fenced?: boolean; parentRunId?: string } = {}): Promise<EndResult> {
     const result = await this.store.runs.end(target, ending, options.fenced ?? true, options.parentRunId);
     if (result.status === 'ended') {
       await this.wakeParent(target.tenant, result.parentWake);
+      await this.stopChildren(target.tenant, target.runId, { kind: 'system' });
+    } else if (result.status === 'already' && options.parentRunId) {
+      await this.ensureQueued(target.tenant, options.parentRunId);
     }
     return result;
+  }
+
+  /**
+   * A queued run gets its job (again): the job id comes from the wake counter, so a repeat is a
+   * no-op. This repairs a step that changed a run's state in Redis and died before its enqueue.
+   */
+  async ensureQueued(tenant: string, runId: string): Promise<void> {
+    const wake = await this.store.runs.queuedWake(tenant, runId);
+    if (wake !== null) {
+      await this.queues.enqueueRun({ tenant, runId, wake });
+    }
   }
 
   /**
@@ -36,6 +51,11 @@ export class RunControl {
         return { status: 'missing' };
       }
       if (TERMINAL_STATUSES.includes(run.status)) {
+        // A stop that died half-way is finished now: the parent's wake and the cascade.
+        if (run.parentRunId) {
+          await this.ensureQueued(tenant, run.parentRunId);
+        }
+        await this.stopChildren(tenant, run.id, by);
         return { status: 'already', runStatus: run.status };
       }
       const open = run.pendingInteractionId && run.waitReason ? { id: run.pendingInteractionId, waitReason: run.waitReason } : null;
@@ -63,8 +83,15 @@ export class RunControl {
       await this.queues.cancelDeadline(run.tenant, run.pendingInteractionId);
     }
     await this.wakeParent(run.tenant, result.parentWake);
-    for (const child of await this.store.runs.children(run.tenant, run.id)) {
-      await this.stop(run.tenant, child, by);
+    await this.stopChildren(run.tenant, run.id, by);
+  }
+
+  private async stopChildren(tenant: string, runId: string, by: Actor): Promise<void> {
+    for (const child of await this.store.runs.children(tenant, runId)) {
+      const state = await this.store.runs.get(tenant, child);
+      if (state && !TERMINAL_STATUSES.includes(state.status)) {
+        await this.stop(tenant, child, by);
+      }
     }
   }
 

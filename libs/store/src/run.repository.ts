@@ -17,7 +17,8 @@ export interface ParentWake {
   runId: string;
   wake: number;
 }
-export type EndResult = { status: 'ended'; parentWake: ParentWake | null } | { status: 'lost' } | { status: 'already' };
+/** `stop`: a stop was asked of the run the caller holds; it must stop it instead of ending it. */
+export type EndResult = { status: 'ended'; parentWake: ParentWake | null } | { status: 'lost' } | { status: 'already' } | { status: 'stop' };
 export type CancelResult =
   | { status: 'cancelled'; parentWake: ParentWake | null }
   | { status: 'requested' }
@@ -210,7 +211,7 @@ export class RunRepository {
     if (reply[0] === 'ended') {
       return { status: 'ended', parentWake: this.parentWake(parentRunId, reply[1]) };
     }
-    return { status: reply[0] as 'lost' | 'already' };
+    return { status: reply[0] as 'lost' | 'already' | 'stop' };
   }
 
   private parentOrSelf(tenant: string, runId: string, parentRunId: string | undefined): string[] {
@@ -256,9 +257,10 @@ export class RunRepository {
     return { status: 'ok', messageIds: (JSON.parse(moved ?? '[]') as PendingMessage[]).map((m) => m.messageId) };
   }
 
-  /** Whether messages wait to be injected (read before a run ends for want of anything to do). */
-  async hasPendingMessages(tenant: string, runId: string): Promise<boolean> {
-    return (await this.ctx.redis.llen(this.ctx.keys.runMessages(tenant, runId))) > 0;
+  /** The wake counter of a queued run (its job id is derived from it), or null when the run is not queued. */
+  async queuedWake(tenant: string, runId: string): Promise<number | null> {
+    const [status, wake] = await this.ctx.redis.hmget(this.ctx.keys.run(tenant, runId), 'status', 'wake');
+    return status === 'queued' ? Number(wake ?? 0) : null;
   }
 
   async children(tenant: string, runId: string): Promise<string[]> {

@@ -530,6 +530,10 @@ describe('cancel', () => {
     expect(await store.runs.park(lease, 'question', randomUUID())).toBe('cancelled');
     expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(1);
 
+    // Ending instead (the loop reached an end after its last append) gives way to the stop.
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish' })).toEqual({ status: 'stop' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('running');
+
     // The holder ends it.
     expect(await store.runs.cancel(run, BOB, null, lease.token)).toEqual({ status: 'cancelled', parentWake: null });
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('cancelled');

@@ -116,6 +116,11 @@ export class RunFollower {
         this.human(`⇢ sub-agent ${agent} started as run ${childRunId} (follow it with: parley logs ${childRunId} -f)`);
         return;
       }
+      case 'child.ended': {
+        const { childRunId, status, reason } = event.data;
+        this.human(`⇠ sub-agent run ${childRunId} ${status} (${reason})`);
+        return;
+      }
       case 'message.delta':
         if (!this.deps.json) {
           this.out.text(event.data.text);

@@ -31,6 +31,8 @@ export function describeEvent(event: ParleyEvent): string {
       return `${formatInjected(event.data.messageIds.length)}: ${event.data.messageIds.join(', ')}`;
     case 'child.started':
       return `sub-agent ${event.data.agent}: run ${event.data.childRunId}`;
+    case 'child.ended':
+      return `sub-agent run ${event.data.childRunId} ${event.data.status} (${event.data.reason})`;
     case 'message.delta':
       return brief(event.data.text, 100);
     case 'message':

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentDefinition, EventDraft, Run, RunJob, Stage, ToolCall, WaitReason } from '@parley/contracts';
+import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type Run, type RunJob, type Stage, type ToolCall, type WaitReason } from '@parley/contracts';
 import { isModelError } from '@parley/models';
-import { LeaseLostError, type Lease, type RunEnding } from '@parley/store';
+import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
 import { offeredTools, toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
@@ -33,6 +33,10 @@ export class RunEngine {
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token: randomUUID() };
     const acquired = await store.runs.acquire(lease.tenant, lease.runId, lease.owner, lease.token);
     if (acquired.status !== 'acquired') {
+      // A sub-agent that ended (this job is a retry) may have died before its parent's enqueue.
+      if (acquired.status === 'idle' && run.parentRunId && TERMINAL_STATUSES.includes(run.status)) {
+        await this.resources.control.ensureQueued(lease.tenant, run.parentRunId);
+      }
       return acquired;
     }
     const agent = agents.find(run.agent);
@@ -81,6 +85,14 @@ export class RunEngine {
         if (taken.messageIds.length > 0) {
           continue;
         }
+      }
+      if (conversation.endedWithoutTools && view.stage && (view.stage.transitions.length > 0 || view.stage.points.length > 0)) {
+        // A stage is left through its exit, where its checkpoints fire; a turn without tools is no exit.
+        const nudged = await this.nudge(lease, view.stage, conversation.iterations);
+        if (nudged.status !== 'ok') {
+          return nudged.status === 'lost' ? { status: 'lost' } : this.cancel(lease, run, null);
+        }
+        continue;
       }
       if (conversation.endedWithoutTools) {
         return this.end(lease, run, { status: 'finished', reason: 'no_tool_calls', ...(conversation.lastText ? { summary: conversation.lastText } : {}) });
@@ -174,9 +186,29 @@ export class RunEngine {
     }
   }
 
+  /** Tells the model how to leave its stage. */
+  private nudge(lease: Lease, stage: Stage, iteration: number): Promise<AppendResult> {
+    const how = stage.transitions.length > 0 ? `call complete_stage (next: ${stage.transitions.join(' or ')})` : 'call finish';
+    const messageId = `nudge-${iteration}`;
+    return this.resources.store.runs.append(
+      lease,
+      { type: 'user_message', messageId, text: `To move on from stage ${stage.name}, ${how}.`, by: { kind: 'system' }, at: new Date().toISOString() },
+      [{ type: 'message.injected', data: { messageIds: [messageId] } }],
+    );
+  }
+
   private async end(lease: Lease, run: Run, ending: RunEnding): Promise<AdvanceOutcome> {
     const ended = await this.resources.control.end(lease, ending, run.parentRunId ? { parentRunId: run.parentRunId } : {});
-    return ended.status === 'lost' ? { status: 'lost' } : { status: 'ended', runStatus: ending.status };
+    switch (ended.status) {
+      case 'lost':
+        return { status: 'lost' };
+      case 'stop':
+        // A stop asked after the last step: it wins over the ending the loop reached.
+        return this.cancel(lease, run, null);
+      case 'ended':
+      case 'already':
+        return { status: 'ended', runStatus: ending.status };
+    }
   }
 
   /** A stop was asked while this worker held the run: end it now, with the question it had opened. */

@@ -125,6 +125,9 @@ export class StageExit {
 
   private destination(view: RunView, call: ToolCall): Destination | { error: string } {
     if (call.name === 'finish') {
+      if (view.stage && view.stage.transitions.length > 0) {
+        return { error: `finish ends the run, which is only done from the last stage; call complete_stage (next: ${view.stage.transitions.join(' or ')})` };
+      }
       const prepared = prepareFinish(call.input);
       return prepared.ok ? { kind: 'finish', summary: prepared.summary } : { error: prepared.error };
     }

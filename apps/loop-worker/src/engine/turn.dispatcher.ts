@@ -42,6 +42,9 @@ import { StageExit } from './stage.exit.handler';
 
 type Question = LogEntryOf<'question'>;
 
+/** Sub-agents may start sub-agents this many levels down, no more (an agent may delegate to itself). */
+const MAX_DELEGATION_DEPTH = 3;
+
 /**
  * Gives every call of the newest model turn its result, in order. A human tool in the turn takes
  * precedence: it alone is dispatched, every other call gets a "skipped" result, so each tool_use
@@ -146,12 +149,17 @@ export class TurnDispatcher {
 
   /**
    * Starts a sub-agent (once: its run id comes from the call's effect id) and parks until it ends;
-   * its end writes its result into this run's log and wakes it.
+   * its end writes its result into this run's log and wakes it. Every pass makes sure a child still
+   * queued has its job (a pass that died after creating it may not have enqueued it).
    */
   private async delegate(lease: Lease, view: RunView, open: OpenCall): Promise<SettleResult> {
     const { call } = open;
     if (open.childResult) {
       return this.resultOrInterrupt(lease, call, childResultOf(open.childResult));
+    }
+    if (open.child) {
+      await this.ensureStarted(lease.tenant, open.child.childRunId);
+      return { status: 'park', interactionId: open.child.childRunId, waitReason: 'child' };
     }
     const checked = checkToolInput('delegate', call.input);
     if (!checked.ok) {
@@ -163,31 +171,43 @@ export class TurnDispatcher {
       const allowed = view.agent.delegates.join(', ') || 'none';
       return this.resultOrInterrupt(lease, call, errorResult(`unknown agent: ${name} is not one this agent may delegate to (${allowed})`));
     }
-    const childRunId = open.child?.childRunId ?? `${lease.runId.slice(0, 8)}-${call.effectId.replace(/^fx_/, '')}`;
-    if (!open.child) {
-      const created = await this.resources.store.runs.create({
-        tenant: lease.tenant,
-        runId: childRunId,
-        owner: lease.owner,
-        agent: child.name,
-        task: String(checked.value.task),
-        trigger: 'delegate',
-        unattended: true,
-        parentRunId: lease.runId,
-        ...(child.stages[0] ? { stage: child.stages[0].name } : {}),
-      });
-      const at = new Date().toISOString();
-      const appended = await this.resources.store.runs.append(lease, { type: 'child', effectId: call.effectId, childRunId, agent: child.name, at }, [
-        { type: 'child.started', data: { childRunId, agent: child.name } },
-      ]);
-      if (appended.status !== 'ok') {
-        return this.interrupted(appended);
-      }
-      if (created.created) {
-        await this.resources.queues.enqueueRun({ tenant: lease.tenant, runId: childRunId, wake: created.wake });
-      }
+    if ((await this.depthOf(lease.tenant, view.run)) >= MAX_DELEGATION_DEPTH) {
+      return this.resultOrInterrupt(lease, call, errorResult(`too deep: sub-agents may start sub-agents at most ${MAX_DELEGATION_DEPTH} levels down; do this part yourself`));
     }
+    const childRunId = `${lease.runId.slice(0, 8)}-${call.effectId.replace(/^fx_/, '')}`;
+    await this.resources.store.runs.create({
+      tenant: lease.tenant,
+      runId: childRunId,
+      owner: lease.owner,
+      agent: child.name,
+      task: String(checked.value.task),
+      trigger: 'delegate',
+      unattended: true,
+      parentRunId: lease.runId,
+      ...(child.stages[0] ? { stage: child.stages[0].name } : {}),
+    });
+    const at = new Date().toISOString();
+    const appended = await this.resources.store.runs.append(lease, { type: 'child', effectId: call.effectId, childRunId, agent: child.name, at }, [
+      { type: 'child.started', data: { childRunId, agent: child.name } },
+    ]);
+    if (appended.status !== 'ok') {
+      return this.interrupted(appended);
+    }
+    await this.ensureStarted(lease.tenant, childRunId);
     return { status: 'park', interactionId: childRunId, waitReason: 'child' };
+  }
+
+  private ensureStarted(tenant: string, runId: string): Promise<void> {
+    return this.resources.control.ensureQueued(tenant, runId);
+  }
+
+  /** How many parents this run has. */
+  private async depthOf(tenant: string, run: RunView['run']): Promise<number> {
+    let depth = 0;
+    for (let parent = run.parentRunId; parent !== undefined && depth < MAX_DELEGATION_DEPTH; depth++) {
+      parent = (await this.resources.store.runs.get(tenant, parent))?.parentRunId;
+    }
+    return depth;
   }
 
   /** A request no approver could make succeed is refused at once rather than put to a person. */

@@ -7,12 +7,16 @@
 -- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
 -- ARGV[15] parent run id ('' = none)  ARGV[16] child_result entry JSON for the parent's log
 -- Result: {'ended', parent's wake counter or -1} | {'lost'} | {'already'} (the run had already ended)
+--   | {'stop'} (fenced: a stop was asked meanwhile; the caller stops the run instead)
 local status = redis.call('HGET', KEYS[4], 'status')
 if isEnded(status) then
   return {'already'}
 end
 if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
   return {'lost'}
+end
+if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
+  return {'stop'}
 end
 redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT)
 if ARGV[11] ~= '' then

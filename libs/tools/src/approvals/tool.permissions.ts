@@ -35,10 +35,15 @@ export interface OfferContext {
 /** The tools offered to the model: the agent's list without the denied ones, shaped by where the run stands. */
 export function offeredTools(agent: Pick<AgentDefinition, 'tools' | 'permissions'>, context: OfferContext = {}): string[] {
   const { stage, unattended = false, child = false } = context;
+  const movesOn = stage !== undefined && stage.transitions.length > 0;
   const offered = agent.tools.filter(
-    (tool) => permissionOf(agent, tool, stage) !== 'deny' && !(unattended && isHumanTool(tool) && !stage?.required_tools.includes(tool)),
+    (tool) =>
+      permissionOf(agent, tool, stage) !== 'deny' &&
+      !(unattended && isHumanTool(tool) && !stage?.required_tools.includes(tool)) &&
+      // A stage with a way on ends with complete_stage; only the last stage may finish the run.
+      !(movesOn && tool === 'finish'),
   );
-  if (stage && stage.transitions.length > 0) {
+  if (movesOn) {
     offered.push('complete_stage');
   }
   if (child) {

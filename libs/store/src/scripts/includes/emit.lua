@@ -79,5 +79,8 @@ local function deliverToParent(parent, parentId, resultEntry)
     return -1
   end
   redis.call('RPUSH', parent[2], resultEntry)
+  local result = cjson.decode(resultEntry)
+  emitFor(parent[4], parentId, p[2], 'child.ended',
+    cjson.encode({childRunId = result.childRunId, status = result.status, reason = result.reason}))
   return wakeRun(parent[1], parent[3], 'child', parent[4], parentId, p[2])
 end
