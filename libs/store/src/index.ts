@@ -5,6 +5,7 @@ export * from './run.repository';
 export * from './interaction.repository';
 export * from './event.repository';
 export * from './workspace.repository';
+export * from './lease.errors';
 export * from './queues';
 export * from './store.module';
 export * from './interaction.resolver';

@@ -1,5 +1,6 @@
 import type { Actor, EndReason, EventDraft, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
 import { eventArgs, type StoreContext } from './store.context';
+import { LeaseLostError } from './lease.errors';
 
 /** The right to advance one run, as held by one worker. */
 export interface Lease {
@@ -24,7 +25,14 @@ export type CancelResult =
   | { status: 'requested' }
   | { status: 'already'; runStatus: string }
   | { status: 'stale' };
-export type PostMessageResult = { status: 'accepted'; pending: number } | { status: 'ended'; runStatus: string } | { status: 'missing' };
+export type PostMessageResult =
+  | { status: 'accepted'; pending: number }
+  | { status: 'ended'; runStatus: string }
+  | { status: 'full'; pending: number }
+  | { status: 'missing' };
+
+/** Messages that may wait for one run at once; a client sending more is told to wait. */
+export const MAX_PENDING_MESSAGES = 100;
 export type TakeMessagesResult = { status: 'ok'; messageIds: string[] } | { status: 'lost' } | { status: 'cancelled' };
 
 /** A message as it waits in the run's list. */
@@ -43,7 +51,9 @@ export interface NewRun {
   task: string;
   trigger: Run['trigger'];
   unattended?: boolean;
+  /** A sub-agent: its parent, and the parent's lease, which must still be held to start it. */
   parentRunId?: string;
+  parentLeaseToken?: string;
   /** The agent's first stage, when it declares stages. */
   stage?: string;
 }
@@ -70,6 +80,7 @@ export class RunRepository {
         k.runIndex(run.tenant),
         k.runLog(run.tenant, run.runId),
         run.parentRunId ? k.runChildren(run.tenant, run.parentRunId) : k.runChildren(run.tenant, run.runId),
+        k.run(run.tenant, run.parentRunId ?? run.runId),
       ],
       [
         ...args,
@@ -82,8 +93,12 @@ export class RunRepository {
         run.parentRunId ?? '',
         run.stage ?? '',
         stage ? JSON.stringify(stage) : '',
+        run.parentLeaseToken ?? '',
       ],
     )) as number;
+    if (wake === -2) {
+      throw new LeaseLostError(run.parentRunId ?? run.runId);
+    }
     return wake < 0 ? { created: false } : { created: true, wake };
   }
 
@@ -230,10 +245,11 @@ export class RunRepository {
     const [status, detail] = (await this.ctx.scripts.run(
       'postMessage',
       [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id)],
-      [...args, JSON.stringify(message), JSON.stringify(received.data)],
+      [...args, JSON.stringify(message), JSON.stringify(received.data), MAX_PENDING_MESSAGES],
     )) as [string, (string | number)?];
     switch (status) {
       case 'accepted':
+      case 'full':
         return { status, pending: Number(detail) };
       case 'ended':
         return { status, runStatus: String(detail) };

@@ -6,7 +6,7 @@ type Arg = string | number;
 type ScriptFn = (...args: Arg[]) => Promise<unknown>;
 
 const SCRIPTS = {
-  createRun: { file: 'create-run.lua', keys: 7 },
+  createRun: { file: 'create-run.lua', keys: 8 },
   postMessage: { file: 'post-message.lua', keys: 5 },
   takeMessages: { file: 'take-messages.lua', keys: 6 },
   acquireLease: { file: 'acquire-lease.lua', keys: 5 },

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import type { Actor, Answer, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
 import type { AcquireResult, Lease, NewRun } from './run.repository';
 import { ParleyStore } from './store';
-import { LeaseLostError, RedisWorkspace } from './workspace.repository';
+import { LeaseLostError } from './lease.errors';
+import { RedisWorkspace } from './workspace.repository';
 import { waitFor } from '../../../test/support/wait-for';
 
 /**
@@ -694,5 +695,51 @@ describe('workspace commit (shell write-back)', () => {
     const stale = new RedisWorkspace(store.ctx, { ...lease, token: 'not-the-lease' }, 100);
     await expect(stale.commit('fx-3', { writes: [{ path: 'z', content: 'z' }], deletes: [] }, '{}')).rejects.toBeInstanceOf(LeaseLostError);
     expect((await workspace.snapshot()).has('z')).toBe(false);
+  });
+});
+
+describe('sub-agents', () => {
+  it("only the parent's current advancer starts a child; a child's end writes its result into the parent's log and wakes it, once", async () => {
+    const store = makeStore();
+    const parent = await newRun(store);
+    const lease = await acquire(store, parent);
+    const child: NewRun = { ...parent, runId: randomUUID(), trigger: 'delegate', unattended: true, parentRunId: parent.runId, parentLeaseToken: 'stale' };
+    await expect(store.runs.create(child)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await store.runs.get(TENANT, child.runId)).toBeNull();
+
+    expect(await store.runs.create({ ...child, parentLeaseToken: lease.token })).toEqual({ created: true, wake: 0 });
+    expect(await store.runs.children(TENANT, parent.runId)).toEqual([child.runId]);
+    expect(await store.runs.get(TENANT, child.runId)).toMatchObject({ unattended: true, parentRunId: parent.runId, trigger: 'delegate' });
+    expect(await store.runs.park(lease, 'child', child.runId)).toBe('parked');
+
+    const childLease = await acquire(store, child);
+    const ended = await store.runs.end(childLease, { status: 'finished', reason: 'needs_input', summary: 'the budget' }, true, parent.runId);
+    expect(ended).toEqual({ status: 'ended', parentWake: { runId: parent.runId, wake: 1 } });
+    expect(await store.runs.end(childLease, { status: 'finished', reason: 'finish' }, true, parent.runId)).toEqual({ status: 'already' });
+    const results = (await store.runs.readLog(TENANT, parent.runId)).filter((e) => e.type === 'child_result');
+    expect(results).toEqual([expect.objectContaining({ childRunId: child.runId, reason: 'needs_input', text: 'the budget' })]);
+    expect(await store.runs.queuedWake(TENANT, parent.runId)).toBe(1);
+    const parentEvents = (await events(store)).filter((e) => e.runId === parent.runId).map((e) => e.type);
+    expect(parentEvents.slice(-2)).toEqual(['child.ended', 'run.status']);
+  });
+
+  it('messages wait in order, move into the log once, and are refused once the run has ended', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const target = { tenant: run.tenant, id: run.runId, owner: run.owner };
+    const message = (n: number) => ({ messageId: `m${n}`, text: `note ${n}`, by: ALICE, at: new Date().toISOString() });
+    expect(await store.runs.postMessage(target, message(1))).toEqual({ status: 'accepted', pending: 1 });
+    expect(await store.runs.postMessage(target, message(2))).toEqual({ status: 'accepted', pending: 2 });
+    const lease = await acquire(store, run);
+    expect(await store.runs.takeMessages(lease)).toEqual({ status: 'ok', messageIds: ['m1', 'm2'] });
+    expect(await store.runs.takeMessages(lease)).toEqual({ status: 'ok', messageIds: [] });
+    expect((await store.runs.readLog(TENANT, run.runId)).filter((e) => e.type === 'user_message').map((e) => e.type === 'user_message' && e.text)).toEqual([
+      'note 1',
+      'note 2',
+    ]);
+    expect(await store.runs.takeMessages({ ...lease, token: 'stale' })).toEqual({ status: 'lost' });
+    await store.runs.end(lease, { status: 'finished', reason: 'finish' });
+    expect(await store.runs.postMessage(target, message(3))).toEqual({ status: 'ended', runStatus: 'finished' });
+    expect(await store.runs.postMessage({ ...target, id: 'nope' }, message(4))).toEqual({ status: 'missing' });
   });
 });

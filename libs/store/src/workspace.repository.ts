@@ -1,4 +1,5 @@
 import type { EffectOutcome, ShellWorkspace, WorkspaceFile, WorkspacePort } from '@parley/tools';
+import { LeaseLostError } from './lease.errors';
 import type { Lease } from './run.repository';
 import type { StoreContext } from './store.context';
 
@@ -83,14 +84,5 @@ export class RedisWorkspace implements WorkspacePort, ShellWorkspace {
       default:
         throw new LeaseLostError(this.lease.runId);
     }
-  }
-}
-
-/** The caller no longer holds the run: another worker took it over. Stop without writing. */
-export class LeaseLostError extends Error {
-  readonly code = 'lease_lost';
-  constructor(readonly runId: string) {
-    super(`lease on run ${runId} was lost to another worker`);
-    this.name = 'LeaseLostError';
   }
 }

@@ -109,6 +109,8 @@ export class RunsService {
         return { messageId, pending: result.pending };
       case 'ended':
         throw new ConflictError(`no run accepted the message: run ${runId} has ended (${result.runStatus})`, { status: result.runStatus });
+      case 'full':
+        throw new ConflictError(`run ${runId} already has ${result.pending} messages waiting to be read; send more once it has taken them`, { pending: result.pending });
       case 'missing':
         throw new NotFoundError('run', runId);
     }

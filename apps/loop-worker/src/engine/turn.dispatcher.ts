@@ -184,6 +184,7 @@ export class TurnDispatcher {
       trigger: 'delegate',
       unattended: true,
       parentRunId: lease.runId,
+      parentLeaseToken: lease.token,
       ...(child.stages[0] ? { stage: child.stages[0].name } : {}),
     });
     const at = new Date().toISOString();

@@ -1,12 +1,18 @@
 -- create-run: a new run, queued, with its task as the first log entry.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] tenant run index (zset)  KEYS[6] run log
 -- KEYS[7] the parent's children set (a sub-agent), else any key of this run (unused)
+-- KEYS[8] the parent's hash (a sub-agent), else this run's hash (unused)
 -- ARGV[1..7] emit prologue  ARGV[8] agent  ARGV[9] task  ARGV[10] trigger  ARGV[11] task log entry JSON
 -- ARGV[12] run.created event data JSON  ARGV[13] unattended ('1' | '0')  ARGV[14] parent run id ('' = none)
 -- ARGV[15] first stage ('' = the agent has none)  ARGV[16] its stage log entry JSON ('' = none)
--- Result: 0 (the wake counter of the first job), or -1 when the run id already exists.
+-- ARGV[17] the parent's lease token (a sub-agent: only the parent's current advancer may start it)
+-- Result: 0 (the wake counter of the first job), -1 when the run id already exists, -2 when the
+--   parent's lease was lost (nothing is created)
 if redis.call('EXISTS', KEYS[4]) == 1 then
   return -1
+end
+if ARGV[14] ~= '' and not holdsLease(KEYS[8], ARGV[17]) then
+  return -2
 end
 redis.call('HSET', KEYS[4], 'id', RUN_ID, 'tenant', TENANT, 'owner', OWNER, 'agent', ARGV[8], 'task', ARGV[9],
   'trigger', ARGV[10], 'unattended', ARGV[13], 'status', 'queued', 'wake', 0, 'createdAt', AT, 'updatedAt', AT)
