@@ -45,6 +45,22 @@ describe('stages and checkpoints', () => {
         threeStages('hasty', 1, { ...planPoint, unattended: 'auto_approve' }, { limits: { max_iterations: 20, interaction_timeout_secs: 1 } }),
         threeStages('strict', 1, { ...planPoint, unattended: 'ask' }, { limits: { max_iterations: 20, interaction_timeout_secs: 1 } }),
         {
+          name: 'guarded',
+          model: {
+            provider: 'scripted',
+            turns: [
+              { tool_calls: [{ name: 'write_file', input: { path: 'early.txt', content: 'x' } }] },
+              exit('planned'),
+              { tool_calls: [{ name: 'write_file', input: { path: 'late.txt', content: 'x' } }] },
+              finish('written'),
+            ],
+          },
+          tools: ['write_file', 'finish'],
+          permissions: { write_file: 'allow' },
+          stages: [{ name: 'plan', permissions: { write_file: 'deny' }, transitions: ['build'] }, { name: 'build' }],
+          limits: { max_iterations: 10 },
+        },
+        {
           name: 'shortcut',
           model: { provider: 'scripted', turns: [finish('skipping ahead'), { text: 'Just talking.' }, exit('plan v1'), finish('the end')] },
           tools: ['finish'],
@@ -175,6 +191,14 @@ describe('stages and checkpoints', () => {
     expect(JSON.parse(first.content).error).toContain('unknown tool: finish');
     expect(log.find((e) => e.type === 'user_message')).toMatchObject({ by: { kind: 'system' }, text: expect.stringContaining('complete_stage') });
     expect(log.filter((e) => e.type === 'checkpoint')).toEqual([expect.objectContaining({ auto: true })]);
+  });
+
+  it("a stage's permissions override the agent's while the run is in it", async () => {
+    const runId = await stack.startRun('guarded');
+    await stack.waitForStatus(runId, 'finished');
+    const writes = (await stack.log(runId)).filter((e) => e.type === 'tool_result' && e.name === 'write_file').map((e) => JSON.parse(e.content));
+    expect(writes[0].error).toContain('unknown tool: write_file');
+    expect(writes[1]).toMatchObject({ ok: true, path: 'late.txt' });
   });
 
   it('a checkpoint deadline proceeds with no user text; unattended runs approve at once, or fail on expiry where the point demands a person', async () => {
