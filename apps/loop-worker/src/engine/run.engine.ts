@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type Run, type RunJob, type Stage, type ToolCall, type WaitReason } from '@parley/contracts';
 import { isModelError } from '@parley/models';
 import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
-import { offeredTools, toolSpecs } from '@parley/tools';
+import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
 import { systemPromptFor } from './system.prompt';
-import type { RunView, SettleResult } from './settle.types';
+import { toolsOffered, type RunView, type SettleResult } from './run.view';
 import { TurnDispatcher } from './turn.dispatcher';
 
 /**
@@ -117,7 +117,7 @@ export class RunEngine {
       turn = await this.resources.modelFor(agent).complete({
         system: systemPromptFor(agent, stage, conversation.documents, run.unattended),
         messages: conversation.messages,
-        tools: toolSpecs(offeredTools(agent, { ...(stage ? { stage } : {}), unattended: run.unattended, child: run.parentRunId !== undefined })),
+        tools: toolSpecs(toolsOffered(view)),
         onTextDelta: (text) => deltas.push(text),
         signal,
       });

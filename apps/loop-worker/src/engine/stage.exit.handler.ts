@@ -4,7 +4,7 @@ import type { AppendResult, Lease } from '@parley/store';
 import { checkToolInput, errorResult, okResult, prepareFinish, type ToolResult } from '@parley/tools';
 import { nextExitStep, type VisitCheckpoint } from '../stages/stage.exit';
 import type { EngineResources } from './engine.resources';
-import type { RunView, SettleResult } from './settle.types';
+import type { RunView, SettleResult } from './run.view';
 
 /** What the stage exit borrows from the dispatcher that owns the turn. */
 export interface ExitHooks {

@@ -26,7 +26,6 @@ import {
   isHumanTool,
   isWorkspaceTool,
   membersToLookUp,
-  offeredTools,
   permissionOf,
   argsDigest,
   okResult,
@@ -37,7 +36,7 @@ import {
 } from '@parley/tools';
 import { childResultOf, type Conversation, type OpenCall } from './conversation';
 import type { EngineResources } from './engine.resources';
-import type { RunView, SettleResult } from './settle.types';
+import { toolsOffered, type RunView, type SettleResult } from './run.view';
 import { StageExit } from './stage.exit.handler';
 
 type Question = LogEntryOf<'question'>;
@@ -62,8 +61,8 @@ export class TurnDispatcher {
   }
 
   async settle(lease: Lease, view: RunView, calls: OpenCall[]): Promise<SettleResult> {
-    const { agent, run, stage } = view;
-    const offered = new Set(offeredTools(agent, { ...(stage ? { stage } : {}), unattended: run.unattended, child: run.parentRunId !== undefined }));
+    const { agent } = view;
+    const offered = new Set(toolsOffered(view));
     const human = calls.find(({ call }) => isHumanTool(call.name) && offered.has(call.name));
     const last = calls.find(({ call }) => isEnding(call.name) && offered.has(call.name));
     const rest = calls.filter((c) => c !== human && (human !== undefined || c !== last) && c.result === undefined);

@@ -1,5 +1,6 @@
 import type { Actor, AgentDefinition, Run, Stage, WaitReason } from '@parley/contracts';
 import type { RunEnding } from '@parley/store';
+import { offeredTools } from '@parley/tools';
 import type { Conversation } from './conversation';
 
 export type SettleResult =
@@ -18,4 +19,10 @@ export interface RunView {
   /** The stage the run is in (agents with stages). */
   stage: Stage | undefined;
   conversation: Conversation;
+}
+
+/** The tools the model is offered where the run stands (stage, attended or not, sub-agent or not). */
+export function toolsOffered(view: Pick<RunView, 'agent' | 'run' | 'stage'>): string[] {
+  const { agent, run, stage } = view;
+  return offeredTools(agent, { ...(stage ? { stage } : {}), unattended: run.unattended, child: run.parentRunId !== undefined });
 }
