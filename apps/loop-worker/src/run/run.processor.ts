@@ -46,7 +46,9 @@ export class RunProcessor extends QueueProcessor<RunJob> {
   }
 
   protected override watch(worker: Worker<RunJob>): void {
-    worker.on('failed', (job, error) => void this.onFailed(job, error));
+    worker.on('failed', (job, error) => {
+      this.onFailed(job, error).catch((failure: unknown) => this.logger.error(`could not mark a failed run as failed: ${String(failure)}`));
+    });
   }
 
   async process(job: Job<RunJob>, token?: string): Promise<AdvanceOutcome> {
@@ -65,8 +67,13 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) {
       return;
     }
-    this.logger.error(`run ${job.data.runId} failed: ${error.message}`);
-    const run = await this.store.runs.get(job.data.tenant, job.data.runId);
+    const payload = RunJobSchema.safeParse(job.data);
+    if (!payload.success) {
+      this.logger.error(`a malformed run job failed: ${error.message}`);
+      return;
+    }
+    this.logger.error(`run ${payload.data.runId} failed: ${error.message}`);
+    const run = await this.store.runs.get(payload.data.tenant, payload.data.runId);
     if (run) {
       await this.control.end(
         { tenant: run.tenant, runId: run.id, owner: run.owner, token: '' },
