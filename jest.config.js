@@ -4,7 +4,12 @@ module.exports = {
   rootDir: __dirname,
   testEnvironment: 'node',
   testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }] },
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { ...swc, swcrc: false }],
+    // jose ships ES modules only; Node 20 loads them, jest's CommonJS runtime needs them compiled.
+    '^.+/node_modules/jose/.+\\.js$': ['@swc/jest', { ...swc, swcrc: false, jsc: { ...swc.jsc, parser: { syntax: 'ecmascript' } } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleNameMapper: { '^@parley/([a-z-]+)$': '<rootDir>/libs/$1/src' },
   testTimeout: 60000,
   maxWorkers: 2,

@@ -11,15 +11,15 @@ describe('resolveConnection', () => {
     expect(resolveConnection({}, { PARLEY_URL: 'https://env:2/base/', PARLEY_TOKEN: 't2' })).toEqual({ baseUrl: 'https://env:2/base', token: 't2' });
   });
 
-  it('defaults to the local gateway and a dev admin token', () => {
+  it('defaults to the local gateway and a dev admin token', async () => {
     const { baseUrl, token } = resolveConnection({}, { PARLEY_URL: '' });
     expect(baseUrl).toBe(DEFAULT_URL);
-    expect(verifyToken(token, loadConfig({}).jwtSecret)).toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
+    await expect(verifyToken(token, loadConfig({}).jwtSecret)).resolves.toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
   });
 
-  it('signs the dev token with PARLEY_JWT_SECRET', () => {
+  it('signs the dev token with PARLEY_JWT_SECRET', async () => {
     const { token } = resolveConnection({}, { PARLEY_JWT_SECRET: 'another-secret-0123456789' });
-    expect(verifyToken(token, 'another-secret-0123456789').sub).toBe('cli');
+    expect((await verifyToken(token, 'another-secret-0123456789')).sub).toBe('cli');
   });
 
   it('rejects a URL that is not http(s)', () => {

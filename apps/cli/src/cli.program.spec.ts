@@ -926,12 +926,12 @@ describe('parley CLI (against a fake gateway)', () => {
       const secret = 'a-test-secret-of-some-length';
       const session = new CliSession(['token', '--tenant', 'acme', '--sub', 'ann', '--role', 'member', '--ttl', '60'], { PARLEY_JWT_SECRET: secret });
       expect(await session.exit).toBe(0);
-      expect(verifyToken(session.out.trim(), secret)).toEqual({ tenant: 'acme', sub: 'ann', role: 'member' });
+      await expect(verifyToken(session.out.trim(), secret)).resolves.toEqual({ tenant: 'acme', sub: 'ann', role: 'member' });
 
       const json = new CliSession(['token', '--json'], {});
       expect(await json.exit).toBe(0);
       const parsed = JSON.parse(json.out) as { token: string; role: string };
-      expect(verifyToken(parsed.token, loadConfig({}).jwtSecret)).toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
+      await expect(verifyToken(parsed.token, loadConfig({}).jwtSecret)).resolves.toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
     });
 
     it('rejects a bad role or ttl as a usage error', async () => {

@@ -5,7 +5,10 @@ import type { NextFunction, Request, Response } from 'express';
 import { LIMITS } from '@parley/contracts';
 import type { ParleyConfig } from '@parley/platform';
 import { GatewayModule } from './gateway.module';
+import { BoundedIoAdapter } from './http/bounded-io.adapter';
+import { answerClientErrors } from './http/client-errors';
 import { toErrorReply } from './http/error.filter';
+import { rejectDeepBodies } from './http/input-bounds';
 
 /** Builds the gateway (HTTP /v1 + socket.io /v1) without listening; callers pick the port. */
 export async function createGateway(config: ParleyConfig): Promise<NestExpressApplication> {
@@ -14,6 +17,8 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
     logger: ['error', 'warn'],
   });
   app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true });
+  // A body nested deeper than MAX_NESTING_DEPTH is a 400 before any route (or the auth guard) runs.
+  app.use(rejectDeepBodies);
   // Body parser failures (malformed JSON, oversize) happen before Nest's filters see the request.
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) {
@@ -23,7 +28,11 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
     const { status, body } = toErrorReply(error);
     res.status(status).json(body);
   });
+  // What Node's HTTP parser refuses (e.g. headers over 16 KiB) gets a JSON error body too.
+  answerClientErrors(app.getHttpServer());
   app.enableCors({ origin: true });
+  // socket.io messages: the same size and nesting bounds; unknown events get an error ack.
+  app.useWebSocketAdapter(new BoundedIoAdapter(app));
   app.enableShutdownHooks();
   return app;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGENT_NAME_PATTERN } from './agent.schema';
-import { EntityIdSchema } from './ids.schema';
+import { EntityIdSchema, SubjectSchema } from './ids.schema';
 import { ApprovalDecisionSchema } from './interaction.schema';
 import { RunStatusSchema } from './run.schema';
 
@@ -19,6 +19,8 @@ export const StartRunBodySchema = z.strictObject({
   /** Nobody watches this run: no human tools, approvals by policy. Webhook-triggered runs always are. */
   unattended: z.boolean().default(false),
   trigger: z.enum(['api', 'chat', 'webhook']).default('api'),
+  /** Service tokens only, and required for them: the end user (a `sub`) who owns the run. */
+  onBehalfOf: SubjectSchema.optional(),
 });
 
 export const MessageBodySchema = z.strictObject({

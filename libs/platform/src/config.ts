@@ -3,11 +3,21 @@ import { ValidationFailedError, toIssues } from '@parley/contracts';
 
 const DEV_SECRET = 'parley-dev-secret-change-me';
 
+/** An unset variable and one set to "" (as compose files often do) mean the same: not configured. */
+const unsetIfEmpty = (value: unknown): unknown => (value === '' ? undefined : value);
+
 /** Every environment variable Parley reads, declared and validated in one place. */
 const EnvSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
   PARLEY_JWT_SECRET: z.string().min(16).default(DEV_SECRET),
+  /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
+  PARLEY_JWKS_URL: z.preprocess(unsetIfEmpty, z.url({ protocol: /^https?$/ }).optional()),
+  /** The same as a local file, for air-gapped deployments and tests. */
+  PARLEY_JWKS_FILE: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_JWT_ISSUER: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_JWT_AUDIENCE: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_JWT_CLOCK_SKEW_SECS: z.coerce.number().int().min(0).max(600).default(30),
   PARLEY_AGENTS_DIR: z.string().default('agents'),
   PARLEY_HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -30,8 +40,26 @@ export interface ParleyConfig {
   redisUrl: string;
   /** Namespace of every Redis key and BullMQ queue of this deployment. */
   prefix: string;
+  /** HS256 secret: dev tokens (CLI, `npm start`) are signed with it. */
   jwtSecret: string;
+  /**
+   * Whether tokens signed with jwtSecret (HS256) are accepted. Always without a key set; with one
+   * (PARLEY_JWKS_URL / PARLEY_JWKS_FILE) only when PARLEY_JWT_SECRET is set explicitly, so the
+   * public dev secret never opens a deployment that uses an identity provider.
+   */
+  acceptSecretTokens: boolean;
+  /** The gateway accepts tokens signed with the public development secret. */
   usingDevSecret: boolean;
+  /** Remote JWKS (asymmetric keys of an identity provider). At most one of jwksUrl and jwksFile. */
+  jwksUrl?: string;
+  /** Local JWKS file, read when the gateway starts. */
+  jwksFile?: string;
+  /** When set, every token must carry this `iss`. */
+  jwtIssuer?: string;
+  /** When set, every token's `aud` must contain this. */
+  jwtAudience?: string;
+  /** Leeway for `exp`, `nbf` and `iat`. */
+  jwtClockSkewSecs: number;
   agentsDir: string;
   host: string;
   port: number;
@@ -57,11 +85,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ValidationFailedError('environment', toIssues(parsed.error));
   }
   const e = parsed.data;
+  if (e.PARLEY_JWKS_URL && e.PARLEY_JWKS_FILE) {
+    throw new ValidationFailedError('environment', [{ field: 'PARLEY_JWKS_FILE', reason: 'set PARLEY_JWKS_URL or PARLEY_JWKS_FILE, not both' }]);
+  }
+  const usingKeySet = e.PARLEY_JWKS_URL !== undefined || e.PARLEY_JWKS_FILE !== undefined;
+  const acceptSecretTokens = !usingKeySet || env.PARLEY_JWT_SECRET !== undefined;
   return {
     redisUrl: e.REDIS_URL,
     prefix: e.PARLEY_PREFIX,
     jwtSecret: e.PARLEY_JWT_SECRET,
-    usingDevSecret: e.PARLEY_JWT_SECRET === DEV_SECRET,
+    acceptSecretTokens,
+    usingDevSecret: acceptSecretTokens && e.PARLEY_JWT_SECRET === DEV_SECRET,
+    ...(e.PARLEY_JWKS_URL ? { jwksUrl: e.PARLEY_JWKS_URL } : {}),
+    ...(e.PARLEY_JWKS_FILE ? { jwksFile: e.PARLEY_JWKS_FILE } : {}),
+    ...(e.PARLEY_JWT_ISSUER ? { jwtIssuer: e.PARLEY_JWT_ISSUER } : {}),
+    ...(e.PARLEY_JWT_AUDIENCE ? { jwtAudience: e.PARLEY_JWT_AUDIENCE } : {}),
+    jwtClockSkewSecs: e.PARLEY_JWT_CLOCK_SKEW_SECS,
     agentsDir: e.PARLEY_AGENTS_DIR,
     host: e.PARLEY_HOST,
     port: e.PORT,

@@ -101,13 +101,14 @@ export class FakeGateway {
     this.nsp = this.io.of(SOCKET.namespace);
     this.nsp.use((socket, next) => {
       const auth: unknown = socket.handshake.auth;
-      try {
-        const data: unknown = socket.data;
-        (data as { claims?: TokenClaims }).claims = this.authenticate((auth as { token?: unknown }).token);
-        next();
-      } catch (error) {
-        next(Object.assign(new Error('unauthenticated'), { data: toBody(error) }));
-      }
+      this.authenticate((auth as { token?: unknown }).token).then(
+        (claims) => {
+          const data: unknown = socket.data;
+          (data as { claims?: TokenClaims }).claims = claims;
+          next();
+        },
+        (error: unknown) => next(Object.assign(new Error('unauthenticated'), { data: toBody(error) })),
+      );
     });
     this.nsp.on('connection', (socket) => this.connected(socket));
   }
@@ -511,14 +512,14 @@ export class FakeGateway {
     }
   }
 
-  private authenticate(token: unknown): TokenClaims {
+  private authenticate(token: unknown): Promise<TokenClaims> {
     return verifyToken(typeof token === 'string' ? token : '', this.secret);
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const header = req.headers.authorization ?? '';
-      const claims = this.authenticate(header.startsWith('Bearer ') ? header.slice(7) : '');
+      const claims = await this.authenticate(header.startsWith('Bearer ') ? header.slice(7) : '');
       const url = new URL(req.url ?? '/', 'http://fake');
       const [version, collection, id, action] = url.pathname.split('/').filter((part) => part !== '');
       const route = `${req.method ?? 'GET'} ${[version, collection, id === undefined ? undefined : ':id', action].filter((part) => part !== undefined).join('/')}`;

@@ -19,13 +19,13 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) {
       return true;
     }
     const request = context.switchToHttp().getRequest<AuthedRequest>();
     const header = request.headers.authorization;
-    request.user = this.auth.authenticate(Array.isArray(header) ? header[0] : header);
+    request.user = await this.auth.authenticate(Array.isArray(header) ? header[0] : header);
     return true;
   }
 }

@@ -1,14 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { UnauthenticatedError, type Run, type TokenClaims } from '@parley/contracts';
-import { verifyToken, type ParleyConfig } from '@parley/platform';
+import { TokenVerifier, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG } from '@parley/store';
 
 /** Who a request is, and what of a tenant they may see. */
 @Injectable()
 export class AuthService {
-  constructor(@Inject(PARLEY_CONFIG) private readonly config: ParleyConfig) {}
+  /** One per gateway: it caches a remote key set. A bad JWKS file stops the gateway at start. */
+  private readonly verifier: TokenVerifier;
 
-  authenticate(header: string | undefined): TokenClaims {
+  constructor(@Inject(PARLEY_CONFIG) config: ParleyConfig) {
+    this.verifier = TokenVerifier.fromConfig(config);
+  }
+
+  async authenticate(header: string | undefined): Promise<TokenClaims> {
     if (!header) {
       throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <jwt>)');
     }
@@ -16,7 +21,7 @@ export class AuthService {
     if (!match) {
       throw new UnauthenticatedError('Authorization header must be "Bearer <jwt>"');
     }
-    return verifyToken(match[1], this.config.jwtSecret);
+    return this.verifier.verify(match[1]);
   }
 
   /** Members see their own runs; admins and services see the whole tenant. */

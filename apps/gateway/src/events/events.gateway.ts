@@ -72,14 +72,21 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
 
   afterInit(namespace: Namespace): void {
     namespace.use((socket, next) => {
-      try {
-        const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
-        const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
-        (socket.data as SocketData).user = this.auth.authenticate(header);
-        next();
-      } catch (error) {
-        next(new Error(toErrorReply(error).body.error.message));
-      }
+      const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
+      const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
+      this.auth.authenticate(header).then(
+        (user) => {
+          (socket.data as SocketData).user = user;
+          next();
+        },
+        (error: unknown) => {
+          const reply = toErrorReply(error);
+          if (reply.status >= 500) {
+            this.logger.error(`socket authentication failed: ${(error as Error).message}`);
+          }
+          next(new Error(reply.body.error.message));
+        },
+      );
     });
   }
 

@@ -5,6 +5,7 @@ import {
   ConflictError,
   NotFoundError,
   TERMINAL_STATUSES,
+  ValidationFailedError,
   isUnattendedTrigger,
   type MessageBody,
   type AuditEntry,
@@ -30,13 +31,20 @@ export class RunsService {
     private readonly control: RunControl,
   ) {}
 
+  /** A run owned by the caller or, for a service token, by the end user named in `onBehalfOf`. */
   async start(user: TokenClaims, body: StartRunBody): Promise<Run> {
+    if (user.role === 'service' && body.onBehalfOf === undefined) {
+      throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'required for service tokens: the user the run is started for' }]);
+    }
+    if (user.role !== 'service' && body.onBehalfOf !== undefined) {
+      throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'only service tokens start runs on behalf of a user' }]);
+    }
     const agent = this.agents.get(body.agent);
     const runId = randomUUID();
     const created = await this.store.runs.create({
       tenant: user.tenant,
       runId,
-      owner: user.sub,
+      owner: body.onBehalfOf ?? user.sub,
       agent: agent.name,
       task: body.task,
       trigger: body.trigger,

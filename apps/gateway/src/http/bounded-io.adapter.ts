@@ -1,0 +1,60 @@
+import { IoAdapter } from '@nestjs/platform-socket.io';
+import type { MessageMappingProperties } from '@nestjs/websockets';
+import type { Observable } from 'rxjs';
+import type { Event, Namespace, Server, ServerOptions, Socket } from 'socket.io';
+import { LIMITS, ParleyError, type ErrorBody } from '@parley/contracts';
+import { nestedDeeperThan, tooDeepError } from './input-bounds';
+
+const EVENT_NAME_SHOWN = 64;
+
+/**
+ * socket.io with the same input bounds as HTTP:
+ * - a message (engine.io packet) over `LIMITS.bodyBytes` closes the connection (socket.io cannot ack it);
+ * - every incoming event passes a per-socket middleware before any handler runs: an event no
+ *   handler listens to, or a payload nested deeper than `MAX_NESTING_DEPTH`, is dropped and, when
+ *   the client asked for an ack, acked with an error body (`not_found` / `bad_request`).
+ */
+export class BoundedIoAdapter extends IoAdapter {
+  private readonly events = new Set<string>();
+
+  override createIOServer(port: number, options?: Partial<ServerOptions>): Server {
+    return super.createIOServer(port, { ...options, maxHttpBufferSize: LIMITS.bodyBytes }) as Server;
+  }
+
+  override bindClientConnect(server: Namespace, callback: (...args: unknown[]) => unknown): void {
+    // Registered before the gateway's own connection handler, so it screens the very first packet.
+    server.on('connection', (socket: Socket) => socket.use((packet, next) => this.screen(packet, next)));
+    super.bindClientConnect(server, callback);
+  }
+
+  override bindMessageHandlers(socket: Socket, handlers: MessageMappingProperties[], transform: (data: unknown) => Observable<unknown>): void {
+    for (const { message } of handlers) {
+      if (typeof message === 'string') {
+        this.events.add(message);
+      }
+    }
+    super.bindMessageHandlers(socket, handlers, transform);
+  }
+
+  private screen(packet: Event, next: (error?: Error) => void): void {
+    const [event, ...args] = packet as unknown[];
+    const last = args.at(-1);
+    const ack = typeof last === 'function' ? (last as (reply: ErrorBody) => void) : undefined;
+    if (ack) {
+      args.pop();
+    }
+    let refusal: ParleyError | undefined;
+    if (typeof event !== 'string' || !this.events.has(event)) {
+      const name = String(event);
+      refusal = new ParleyError('not_found', `unknown event "${name.length > EVENT_NAME_SHOWN ? `${name.slice(0, EVENT_NAME_SHOWN)}…` : name}"`);
+    } else if (args.some((arg) => nestedDeeperThan(arg))) {
+      refusal = tooDeepError(`${event} message`);
+    }
+    if (!refusal) {
+      next();
+      return;
+    }
+    // Dropped: not calling next() means no listener sees the packet.
+    ack?.(refusal.toBody());
+  }
+}

@@ -1,0 +1,176 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
+import { io } from 'socket.io-client';
+import type { Role } from '@parley/contracts';
+import { signToken } from '@parley/platform';
+import { askerAgent } from '../support/agents';
+import { TestStack, writeAgents, type TestClient } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/**
+ * Tokens from an identity provider (RS256, verified against a local JWKS file, issuer and audience
+ * checked), and the service role: a tenant's backend starts runs on behalf of an end user, who then
+ * owns them.
+ */
+
+const ISSUER = 'https://id.example.test/';
+const AUDIENCE = 'parley-e2e';
+
+let stack: TestStack;
+let privateKey: CryptoKey;
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('RS256');
+  privateKey = pair.privateKey;
+  const jwksFile = join(mkdtempSync(join(tmpdir(), 'parley-jwks-')), 'jwks.json');
+  writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'test-1', alg: 'RS256', use: 'sig' }] }));
+  stack = await TestStack.start({
+    agentsDir: writeAgents([askerAgent()]),
+    // As loadConfig decides with PARLEY_JWKS_FILE set and PARLEY_JWT_SECRET unset: key set tokens only.
+    overrides: { jwksFile, jwtIssuer: ISSUER, jwtAudience: AUDIENCE, acceptSecretTokens: false, usingDevSecret: false },
+  });
+});
+
+afterAll(async () => {
+  await stack.close();
+});
+
+/** A token as the identity provider would issue it. */
+function idToken(sub: string, role: Role, overrides: { aud?: string; iss?: string; tenant?: string } = {}): Promise<string> {
+  return new SignJWT({ tenant: overrides.tenant ?? 'acme', role })
+    .setProtectedHeader({ alg: 'RS256', kid: 'test-1' })
+    .setSubject(sub)
+    .setIssuer(overrides.iss ?? ISSUER)
+    .setAudience(overrides.aud ?? AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(privateKey);
+}
+
+/** Resolves on connect (the caller disconnects), rejects with the connect_error. */
+async function connectRaw(token: string): Promise<void> {
+  const socket = io(`${stack.url}/v1`, { auth: { token }, transports: ['websocket'], reconnection: false, forceNew: true });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('connect_error', (error) => reject(error));
+    });
+  } finally {
+    socket.disconnect();
+  }
+}
+
+describe('tokens from a JWKS', () => {
+  it('accepts an RS256 token of the key set over HTTP and socket.io', async () => {
+    const token = await idToken('alice', 'member');
+    expect(await stack.http('GET', '/v1/runs', undefined, token)).toEqual({ status: 200, body: { runs: [] } });
+    const client = await stack.connect(token);
+    try {
+      expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    } finally {
+      client.close();
+    }
+  });
+
+  it('refuses a wrong audience or issuer, and tokens signed with the (unset) shared secret, with 401', async () => {
+    const refused: Array<[string, string]> = [
+      [await idToken('alice', 'member', { aud: 'another-app' }), 'invalid token: audience mismatch'],
+      [await idToken('alice', 'member', { iss: 'https://evil.example.test/' }), 'invalid token: issuer mismatch'],
+      [stack.token({ sub: 'alice' }), 'invalid token: algorithm HS256 is not accepted'],
+      [signToken({ tenant: 'acme', sub: 'alice', role: 'admin' }, stack.config.jwtSecret, 600, { issuer: ISSUER, audience: AUDIENCE }), 'algorithm HS256 is not accepted'],
+    ];
+    for (const [token, message] of refused) {
+      const reply = await stack.http('GET', '/v1/runs', undefined, token);
+      expect(reply).toEqual({ status: 401, body: { error: { code: 'unauthenticated', message: expect.stringContaining(message) } } });
+      expect(reply.body.error.message).not.toContain(token.split('.')[2]);
+      await expect(connectRaw(token)).rejects.toThrow(message);
+    }
+  });
+});
+
+describe('service tokens start runs on behalf of a user', () => {
+  let service: string;
+  let alice: string;
+  let bob: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    [service, alice, bob, admin] = await Promise.all([
+      idToken('crm-backend', 'service'),
+      idToken('alice', 'member'),
+      idToken('bob', 'member'),
+      idToken('carol', 'admin'),
+    ]);
+  });
+
+  it('the user named in onBehalfOf owns the run: bob sees and answers it, alice gets 404', async () => {
+    const started = await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'for bob', onBehalfOf: 'bob' }, service);
+    expect(started).toMatchObject({ status: 201, body: { run: { owner: 'bob', agent: 'asker', tenant: 'acme' } } });
+    const runId = started.body.run.id as string;
+
+    let watcher: TestClient | undefined;
+    try {
+      watcher = await stack.connect(bob);
+      expect(await watcher.subscribe({ runId, since: 0 })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      const question = await stack.waitForQuestion(runId, 20_000, bob);
+      await watcher.waitForEvent((e) => e.type === 'interaction.opened' && e.runId === runId, 'the question over socket.io');
+
+      // Alice is a member too, but not the owner: the run and its question do not exist for her.
+      expect((await stack.http('GET', `/v1/runs/${runId}`, undefined, alice)).status).toBe(404);
+      expect((await stack.http('GET', '/v1/runs', undefined, alice)).body.runs).toEqual([]);
+      expect((await stack.answer(question.id, { text: 'from alice' }, alice)).status).toBe(404);
+      // The service and an admin see the whole tenant.
+      expect((await stack.http('GET', `/v1/runs/${runId}`, undefined, service)).status).toBe(200);
+      expect((await stack.http('GET', `/v1/runs/${runId}`, undefined, admin)).status).toBe(200);
+      expect((await stack.http('GET', '/v1/runs', undefined, bob)).body.runs.map((r: { id: string }) => r.id)).toEqual([runId]);
+
+      expect(await watcher.answer(question.id, { text: 'yes please' })).toMatchObject({
+        ok: true,
+        interaction: { status: 'answered', resolvedBy: { kind: 'user', subject: 'bob', role: 'member' } },
+      });
+      const finished = await waitFor(
+        async () => {
+          const { body } = await stack.http('GET', `/v1/runs/${runId}`, undefined, bob);
+          return body.run?.status === 'finished' ? body.run : undefined;
+        },
+        { message: 'the run to finish' },
+      );
+      expect(finished).toMatchObject({ owner: 'bob', summary: 'got: yes please' });
+    } finally {
+      watcher?.close();
+    }
+  });
+
+  it('onBehalfOf is required of service tokens and refused from members and admins, with 400', async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      [service, {}, 'onBehalfOf: required for service tokens'],
+      [alice, { onBehalfOf: 'bob' }, 'onBehalfOf: only service tokens start runs on behalf of a user'],
+      [admin, { onBehalfOf: 'bob' }, 'onBehalfOf: only service tokens start runs on behalf of a user'],
+      [service, { onBehalfOf: '' }, 'onBehalfOf'],
+      [service, { onBehalfOf: 'x'.repeat(201) }, 'onBehalfOf'],
+      [service, { onBehalfOf: 42 }, 'onBehalfOf'],
+    ];
+    for (const [token, extra, message] of cases) {
+      const reply = await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'nope', ...extra }, token);
+      expect(reply).toEqual({
+        status: 400,
+        body: { error: { code: 'validation_failed', message: expect.stringContaining(message), details: { issues: [expect.objectContaining({ field: 'onBehalfOf' })] } } },
+      });
+    }
+    // Nothing was started by the refused requests (the only run is bob's from the test above).
+    expect((await stack.http('GET', '/v1/runs', undefined, admin)).body.runs.map((r: { task: string }) => r.task)).not.toContain('nope');
+  });
+
+  it('members and admins still start runs they own themselves', async () => {
+    for (const [token, owner] of [
+      [alice, 'alice'],
+      [admin, 'carol'],
+    ] as const) {
+      const reply = await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'mine' }, token);
+      expect(reply).toMatchObject({ status: 201, body: { run: { owner } } });
+      await stack.http('POST', `/v1/runs/${reply.body.run.id}/cancel`, undefined, token);
+    }
+  });
+});
