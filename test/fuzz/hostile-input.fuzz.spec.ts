@@ -66,6 +66,7 @@ const STATUS_OF: Record<ErrorCode, number[]> = {
   conflict: [409],
   invalid_answer: [422],
   payload_too_large: [413],
+  rate_limited: [],
   internal: [],
 };
 const SOCKET_EVENTS = ['subscribe', 'answer', 'message', 'stop', 'claim', 'approvals'] as const;

@@ -9,6 +9,7 @@ export const ErrorCodeSchema = z.enum([
   'conflict',
   'invalid_answer',
   'payload_too_large',
+  'rate_limited',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
@@ -35,6 +36,7 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   invalid_answer: 422,
   payload_too_large: 413,
+  rate_limited: 429,
   internal: 500,
 };
 
@@ -92,6 +94,20 @@ export class ForbiddenError extends ParleyError {
 export class ConflictError extends ParleyError {
   constructor(message: string, details?: unknown) {
     super('conflict', message, details);
+  }
+}
+
+/** The per-tenant limits (see PARLEY_LIMIT_* in the configuration). */
+export type TenantLimitName = 'runs_per_minute' | 'concurrent_runs' | 'open_interactions' | 'sockets' | 'messages_per_minute';
+
+/** A tenant is past one of its limits: 429 with `{ limit, retryAfterSecs }`; nothing was written. */
+export class RateLimitedError extends ParleyError {
+  constructor(
+    readonly limit: TenantLimitName,
+    readonly retryAfterSecs: number,
+    message: string,
+  ) {
+    super('rate_limited', message, { limit, retryAfterSecs });
   }
 }
 

@@ -33,6 +33,12 @@ const EnvSchema = z.object({
   /** Comma-separated shell programs (optionally "program subcommand") that need no approval in any agent. */
   PARLEY_SAFE_COMMANDS: z.string().default(''),
   PARLEY_APPROVAL_CLAIM_SECS: z.coerce.number().int().min(10).max(24 * 3600).default(600),
+  /** Per-tenant limits, the same for every tenant; 0 turns a limit off. */
+  PARLEY_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
+  PARLEY_LIMIT_CONCURRENT_RUNS: z.coerce.number().int().min(0).default(500),
+  PARLEY_LIMIT_OPEN_INTERACTIONS: z.coerce.number().int().min(0).default(1000),
+  PARLEY_LIMIT_SOCKETS: z.coerce.number().int().min(0).default(1000),
+  PARLEY_LIMIT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -76,6 +82,16 @@ export interface ParleyConfig {
   safeCommands: string[];
   /** How long an admin's claim on an approval lasts. */
   approvalClaimSecs: number;
+  /** Runs a tenant may start per minute through the gateway (0 = no limit). */
+  limitRunsPerMinute: number;
+  /** Runs of a tenant not yet ended; a start past it is refused (0 = no limit). */
+  limitConcurrentRuns: number;
+  /** Open interactions of a tenant; a start past it is refused (0 = no limit). */
+  limitOpenInteractions: number;
+  /** socket.io connections of a tenant across all gateways (0 = no limit). */
+  limitSockets: number;
+  /** Messages to runs a tenant may send per minute (0 = no limit). */
+  limitMessagesPerMinute: number;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 
@@ -117,6 +133,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       .map((entry) => entry.trim())
       .filter((entry) => entry !== ''),
     approvalClaimSecs: e.PARLEY_APPROVAL_CLAIM_SECS,
+    limitRunsPerMinute: e.PARLEY_LIMIT_RUNS_PER_MINUTE,
+    limitConcurrentRuns: e.PARLEY_LIMIT_CONCURRENT_RUNS,
+    limitOpenInteractions: e.PARLEY_LIMIT_OPEN_INTERACTIONS,
+    limitSockets: e.PARLEY_LIMIT_SOCKETS,
+    limitMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
     ...overrides,
   };

@@ -26,6 +26,22 @@ export class RedisKeys {
   openApprovals(tenant: string): string {
     return `${this.tenant(tenant)}:approval-ix`;
   }
+  /** Run ids the gateway started and that may not have ended yet, scored by start (epoch ms); pruned lazily. */
+  activeRuns(tenant: string): string {
+    return `${this.tenant(tenant)}:active-runs`;
+  }
+  /** A fixed-window counter of one per-tenant rate limit (e.g. "runs", "messages"); expires with its window. */
+  rateWindow(tenant: string, name: string): string {
+    return `${this.tenant(tenant)}:rate:${name}`;
+  }
+  /** The tenant's socket.io connections across gateways ("<gateway>:<socket>"), scored by expiry (epoch ms). */
+  tenantSockets(tenant: string): string {
+    return `${this.tenant(tenant)}:sockets`;
+  }
+  /** Prefix of the tenant's run hashes: scripts that prune by run status append the run id. */
+  runPrefix(tenant: string): string {
+    return `${this.tenant(tenant)}:run:`;
+  }
   interaction(tenant: string, interactionId: string): string {
     return `${this.tenant(tenant)}:ix:${interactionId}`;
   }

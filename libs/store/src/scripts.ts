@@ -20,6 +20,10 @@ const SCRIPTS = {
   claimInteraction: { file: 'claim-interaction.lua', keys: 4 },
   workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },
   workspaceCommit: { file: 'workspace-commit.lua', keys: 3 },
+  rateHit: { file: 'rate-hit.lua', keys: 1 },
+  rateRefund: { file: 'rate-refund.lua', keys: 1 },
+  admitRun: { file: 'admit-run.lua', keys: 3 },
+  acquireSocket: { file: 'acquire-socket.lua', keys: 1 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { EventRepository } from './event.repository';
 import { InteractionRepository } from './interaction.repository';
+import { LimitsRepository } from './limits/limits.repository';
 import { RunRepository } from './run.repository';
 import { StoreContext, type StoreOptions } from './store.context';
 
@@ -10,11 +11,13 @@ export class ParleyStore {
   readonly runs: RunRepository;
   readonly interactions: InteractionRepository;
   readonly events: EventRepository;
+  readonly limits: LimitsRepository;
 
   constructor(redis: Redis, options: StoreOptions) {
     this.ctx = new StoreContext(redis, options);
     this.runs = new RunRepository(this.ctx);
     this.interactions = new InteractionRepository(this.ctx);
     this.events = new EventRepository(this.ctx);
+    this.limits = new LimitsRepository(this.ctx);
   }
 }

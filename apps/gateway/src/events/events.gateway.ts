@@ -1,4 +1,5 @@
-import { Logger, type OnModuleDestroy } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Logger, type OnModuleDestroy } from '@nestjs/common';
 import {
   ConnectedSocket,
   MessageBody,
@@ -27,7 +28,8 @@ import {
   type ParleyEvent,
   type TokenClaims,
 } from '@parley/contracts';
-import { ParleyStore } from '@parley/store';
+import type { ParleyConfig } from '@parley/platform';
+import { PARLEY_CONFIG, ParleyStore, SOCKET_REFRESH_MS } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { toErrorReply } from '../http/error.filter';
 import { InteractionsService } from '../interactions/interactions.service';
@@ -46,6 +48,8 @@ interface Subscription {
 interface SocketData {
   user: TokenClaims;
   subscription?: Subscription;
+  /** This socket's member in the tenant's connection set ("<gateway>:<socket>"), once it holds a slot. */
+  slot?: string;
 }
 
 type Ack<T> = ({ ok: true } & T) | ErrorBody;
@@ -57,6 +61,9 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   private readonly logger = new Logger(EventsGateway.name);
   private readonly sockets = new Map<string, Set<Socket>>();
   private readonly unlisten: () => void;
+  /** Names this gateway's sockets in the tenant connection sets shared by all gateways. */
+  private readonly instanceId = randomUUID();
+  private readonly refresher: NodeJS.Timeout;
 
   @WebSocketServer() namespace!: Namespace;
 
@@ -66,8 +73,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     private readonly store: ParleyStore,
     private readonly runs: RunsService,
     private readonly interactions: InteractionsService,
+    @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {
     this.unlisten = feed.onEvent((event) => this.fanOut(event));
+    // Live sockets keep their slots; a crashed gateway's slots expire and stop counting.
+    this.refresher = setInterval(() => void this.refreshSlots(), SOCKET_REFRESH_MS);
+    this.refresher.unref();
   }
 
   afterInit(namespace: Namespace): void {
@@ -75,23 +86,32 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
       const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
       this.auth.authenticate(header).then(
-        (user) => {
+        async (user) => {
           (socket.data as SocketData).user = user;
+          // A slot in the tenant's connection count (across gateways); past the limit the handshake is refused.
+          const slot = `${this.instanceId}:${socket.id}`;
+          await this.store.limits.acquireSocket(user.tenant, slot, this.config.limitSockets);
+          (socket.data as SocketData).slot = slot;
+          if (socket.conn.readyState !== 'open') {
+            // The client left while the slot was taken: give it back (no disconnect event follows).
+            await this.releaseSlot(socket);
+          }
           next();
         },
-        (error: unknown) => {
-          const reply = toErrorReply(error);
-          if (reply.status >= 500) {
-            this.logger.error(`socket authentication failed: ${(error as Error).message}`);
-          }
-          next(new Error(reply.body.error.message));
-        },
-      );
+      ).catch((error: unknown) => {
+        const reply = toErrorReply(error);
+        if (reply.status >= 500) {
+          this.logger.error(`socket connection refused: ${(error as Error).message}`);
+        }
+        // The client sees the message, and the error body as the connect error's `data`.
+        next(Object.assign(new Error(reply.body.error.message), { data: reply.body }));
+      });
     });
   }
 
   onModuleDestroy(): void {
     this.unlisten();
+    clearInterval(this.refresher);
   }
 
   handleConnection(socket: Socket): void {
@@ -110,6 +130,36 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     set?.delete(socket);
     if (set?.size === 0) {
       this.sockets.delete(tenant);
+    }
+    void this.releaseSlot(socket);
+  }
+
+  private async releaseSlot(socket: Socket): Promise<void> {
+    const { user, slot } = data(socket);
+    if (!slot) {
+      return;
+    }
+    data(socket).slot = undefined;
+    try {
+      await this.store.limits.releaseSocket(user.tenant, slot);
+    } catch (error) {
+      // The slot expires on its own once no longer refreshed.
+      this.logger.warn(`releasing a socket slot failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async refreshSlots(): Promise<void> {
+    const members = new Map<string, string[]>();
+    for (const [tenant, set] of this.sockets) {
+      const slots = [...set].flatMap((socket) => data(socket).slot ?? []);
+      if (slots.length > 0) {
+        members.set(tenant, slots);
+      }
+    }
+    try {
+      await this.store.limits.refreshSockets(members);
+    } catch (error) {
+      this.logger.warn(`refreshing socket slots failed: ${(error as Error).message}`);
     }
   }
 

@@ -1,6 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
-import { ParleyError, type ErrorBody, type ErrorCode } from '@parley/contracts';
+import { ParleyError, RateLimitedError, type ErrorBody, type ErrorCode } from '@parley/contracts';
 
 /** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
 @Catch()
@@ -12,6 +12,9 @@ export class ErrorFilter implements ExceptionFilter {
     const { status, body } = toErrorReply(exception);
     if (status >= 500) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    }
+    if (exception instanceof RateLimitedError) {
+      response.setHeader('Retry-After', String(exception.retryAfterSecs));
     }
     response.status(status).json(body);
   }
@@ -25,6 +28,7 @@ const HTTP_CODES: Record<number, ErrorCode> = {
   409: 'conflict',
   413: 'payload_too_large',
   422: 'invalid_answer',
+  429: 'rate_limited',
 };
 
 export function toErrorReply(exception: unknown): { status: number; body: ErrorBody } {

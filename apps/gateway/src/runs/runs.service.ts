@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AgentCatalog } from '@parley/agents';
 import {
   ConflictError,
@@ -17,7 +17,8 @@ import {
   type StartRunBody,
   type TokenClaims,
 } from '@parley/contracts';
-import { ParleyQueues, ParleyStore, RunControl } from '@parley/store';
+import type { ParleyConfig } from '@parley/platform';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -29,6 +30,7 @@ export class RunsService {
     private readonly agents: AgentCatalog,
     private readonly auth: AuthService,
     private readonly control: RunControl,
+    @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {}
 
   /** A run owned by the caller or, for a service token, by the end user named in `onBehalfOf`. */
@@ -41,17 +43,30 @@ export class RunsService {
     }
     const agent = this.agents.get(body.agent);
     const runId = randomUUID();
-    const created = await this.store.runs.create({
-      tenant: user.tenant,
-      runId,
-      owner: body.onBehalfOf ?? user.sub,
-      agent: agent.name,
-      task: body.task,
-      trigger: body.trigger,
-      unattended: body.unattended || isUnattendedTrigger(body.trigger),
-      ...(agent.stages[0] ? { stage: agent.stages[0].name } : {}),
+    // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
+    await this.store.limits.admitRun(user.tenant, runId, {
+      runsPerMinute: this.config.limitRunsPerMinute,
+      concurrentRuns: this.config.limitConcurrentRuns,
+      openInteractions: this.config.limitOpenInteractions,
     });
+    let created: Awaited<ReturnType<ParleyStore['runs']['create']>>;
+    try {
+      created = await this.store.runs.create({
+        tenant: user.tenant,
+        runId,
+        owner: body.onBehalfOf ?? user.sub,
+        agent: agent.name,
+        task: body.task,
+        trigger: body.trigger,
+        unattended: body.unattended || isUnattendedTrigger(body.trigger),
+        ...(agent.stages[0] ? { stage: agent.stages[0].name } : {}),
+      });
+    } catch (error) {
+      await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
+      throw error;
+    }
     if (!created.created) {
+      await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
       throw new ConflictError(`run ${runId} already exists`);
     }
     await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
@@ -110,8 +125,19 @@ export class RunsService {
   /** A message for the run, injected between inference calls; kept while the run is parked. */
   async message(user: TokenClaims, runId: string, body: MessageBody): Promise<{ messageId: string; pending: number }> {
     const run = await this.get(user, runId);
+    // Counted before anything is written; given back when the run keeps nothing of the message.
+    await this.store.limits.hitMessage(user.tenant, this.config.limitMessagesPerMinute);
     const messageId = randomUUID();
-    const result = await this.store.runs.postMessage(run, { messageId, text: body.text, by: { kind: 'user', subject: user.sub, role: user.role }, at: new Date().toISOString() });
+    let result: Awaited<ReturnType<ParleyStore['runs']['postMessage']>>;
+    try {
+      result = await this.store.runs.postMessage(run, { messageId, text: body.text, by: { kind: 'user', subject: user.sub, role: user.role }, at: new Date().toISOString() });
+    } catch (error) {
+      await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
+      throw error;
+    }
+    if (result.status !== 'accepted') {
+      await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
+    }
     switch (result.status) {
       case 'accepted':
         return { messageId, pending: result.pending };

@@ -1,0 +1,127 @@
+import { RateLimitedError } from '@parley/contracts';
+import type { StoreContext } from '../store.context';
+
+/** The per-tenant limits of the gateway (0 turns one off). */
+export interface TenantLimits {
+  runsPerMinute: number;
+  concurrentRuns: number;
+  openInteractions: number;
+  sockets: number;
+  messagesPerMinute: number;
+}
+
+/** Length of the fixed windows of the per-minute limits. */
+export const RATE_WINDOW_MS = 60_000;
+/** What a refused start is told to wait when too many runs or interactions are open. */
+export const BUSY_RETRY_AFTER_SECS = 30;
+/** A socket's slot lasts this long unless its gateway refreshes it. */
+export const SOCKET_SLOT_TTL_MS = 60_000;
+/** How often a gateway refreshes the slots of its live sockets. */
+export const SOCKET_REFRESH_MS = 20_000;
+/** Most active-run ids checked (oldest first) when the tenant is at its concurrent-run limit. */
+const PRUNE_BATCH = 200;
+/** An active-run id without a run hash is only pruned after this long: its run may still be being created. */
+const MISSING_GRACE_MS = 10_000;
+
+const retryAfterSecs = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Per-tenant limits kept in Redis, so every gateway enforces the same counts. Each check is one
+ * script that writes nothing when it refuses; a refusal throws RateLimitedError (429).
+ */
+export class LimitsRepository {
+  constructor(private readonly ctx: StoreContext) {}
+
+  /**
+   * Admits a new run of the tenant (runs per minute, concurrent runs, open interactions) and, when
+   * admitted, counts it: its id joins the tenant's active runs. Throws RateLimitedError otherwise.
+   */
+  async admitRun(tenant: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute' | 'concurrentRuns' | 'openInteractions'>, now = Date.now()): Promise<void> {
+    const k = this.ctx.keys;
+    const [outcome, value] = (await this.ctx.scripts.run(
+      'admitRun',
+      [k.rateWindow(tenant, 'runs'), k.activeRuns(tenant), k.openInteractions(tenant)],
+      [runId, now, limits.runsPerMinute, RATE_WINDOW_MS, limits.concurrentRuns, limits.openInteractions, k.runPrefix(tenant), PRUNE_BATCH, MISSING_GRACE_MS],
+    )) as [string, number?];
+    switch (outcome) {
+      case 'ok':
+        return;
+      case 'runs_per_minute': {
+        const secs = retryAfterSecs(value ?? RATE_WINDOW_MS);
+        throw new RateLimitedError('runs_per_minute', secs, `tenant ${tenant} has started ${limits.runsPerMinute} runs this minute; try again in ${secs} s`);
+      }
+      case 'concurrent_runs':
+        throw new RateLimitedError('concurrent_runs', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} has ${value ?? '?'} runs that have not ended (limit ${limits.concurrentRuns})`);
+      case 'open_interactions':
+        throw new RateLimitedError('open_interactions', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} has ${value ?? '?'} open interactions (limit ${limits.openInteractions})`);
+      default:
+        throw new Error(`admit-run answered ${String(outcome)}`);
+    }
+  }
+
+  /** Takes back an admission whose run was not created after all (its active entry and its hit in the window). */
+  async releaseRun(tenant: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute'>): Promise<void> {
+    await this.ctx.redis.zrem(this.ctx.keys.activeRuns(tenant), runId);
+    if (limits.runsPerMinute > 0) {
+      await this.ctx.scripts.run('rateRefund', [this.ctx.keys.rateWindow(tenant, 'runs')], []);
+    }
+  }
+
+  /** Counts one message of the tenant; throws RateLimitedError past the per-minute limit. */
+  async hitMessage(tenant: string, perMinute: number): Promise<void> {
+    if (perMinute <= 0) {
+      return;
+    }
+    const waitMs = (await this.ctx.scripts.run('rateHit', [this.ctx.keys.rateWindow(tenant, 'messages')], [perMinute, RATE_WINDOW_MS])) as number;
+    if (waitMs > 0) {
+      const secs = retryAfterSecs(waitMs);
+      throw new RateLimitedError('messages_per_minute', secs, `tenant ${tenant} has sent ${perMinute} messages this minute; try again in ${secs} s`);
+    }
+  }
+
+  /** Gives back a message's hit when the message was not kept (the run ended, its list was full). */
+  async refundMessage(tenant: string, perMinute: number): Promise<void> {
+    if (perMinute > 0) {
+      await this.ctx.scripts.run('rateRefund', [this.ctx.keys.rateWindow(tenant, 'messages')], []);
+    }
+  }
+
+  /**
+   * Takes a connection slot for `member` ("<gateway>:<socket>"); throws RateLimitedError when the
+   * tenant already has `limit` live sockets across gateways. 0 = no limit, but the slot is still kept.
+   */
+  async acquireSocket(tenant: string, member: string, limit: number, now = Date.now()): Promise<void> {
+    const [acquired, live] = (await this.ctx.scripts.run(
+      'acquireSocket',
+      [this.ctx.keys.tenantSockets(tenant)],
+      [member, now, now + SOCKET_SLOT_TTL_MS, limit > 0 ? limit : Number.MAX_SAFE_INTEGER],
+    )) as [number, number];
+    if (acquired !== 1) {
+      throw new RateLimitedError('sockets', retryAfterSecs(SOCKET_REFRESH_MS), `tenant ${tenant} has ${live} open connections (limit ${limit})`);
+    }
+  }
+
+  /** Keeps the slots of a gateway's live sockets (tenant → members) from expiring. */
+  async refreshSockets(members: Map<string, string[]>, now = Date.now()): Promise<void> {
+    if (members.size === 0) {
+      return;
+    }
+    const pipeline = this.ctx.redis.pipeline();
+    const expiry = now + SOCKET_SLOT_TTL_MS;
+    for (const [tenant, list] of members) {
+      if (list.length > 0) {
+        pipeline.zadd(this.ctx.keys.tenantSockets(tenant), ...list.flatMap((member) => [expiry, member]));
+      }
+    }
+    await pipeline.exec();
+  }
+
+  async releaseSocket(tenant: string, member: string): Promise<void> {
+    await this.ctx.redis.zrem(this.ctx.keys.tenantSockets(tenant), member);
+  }
+
+  /** Live sockets of the tenant across gateways. */
+  liveSockets(tenant: string, now = Date.now()): Promise<number> {
+    return this.ctx.redis.zcount(this.ctx.keys.tenantSockets(tenant), now, '+inf');
+  }
+}

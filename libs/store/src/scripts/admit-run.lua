@@ -1,0 +1,60 @@
+-- admit-run: the tenant-limit check before the gateway starts a run; when admitted, counts the start
+-- in the window and adds the run id to the tenant's active runs, in one step. Nothing is written
+-- when the run is refused. Ended runs leave the active set lazily: only when it is at the limit
+-- are its oldest members checked (at most ARGV[8]) and the ended or missing ones removed. The run
+-- hashes read there share the tenant's hash tag (the same slot as KEYS).
+-- KEYS[1] runs-per-minute window counter  KEYS[2] tenant active runs (zset, score = start ms)
+-- KEYS[3] tenant open interactions (zset)
+-- ARGV[1] run id  ARGV[2] now (epoch ms)  ARGV[3] runs per window (0 = off)  ARGV[4] window (ms)
+-- ARGV[5] most active runs (0 = off)  ARGV[6] most open interactions (0 = off)
+-- ARGV[7] prefix of the tenant's run hash keys (the run id follows)  ARGV[8] most members checked when pruning
+-- ARGV[9] grace (ms) before an active id without a run hash counts as gone (its run may be being created)
+-- Result: {'ok'} | {'runs_per_minute', ms until the window frees} | {'concurrent_runs', active count}
+--   | {'open_interactions', open count}
+local now = tonumber(ARGV[2])
+local perWindow, concurrent, openMax = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
+
+if perWindow > 0 then
+  local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if count >= perWindow then
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl < 0 then
+      redis.call('PEXPIRE', KEYS[1], ARGV[4])
+      ttl = tonumber(ARGV[4])
+    end
+    return {'runs_per_minute', math.max(ttl, 1)}
+  end
+end
+
+if openMax > 0 then
+  local open = redis.call('ZCARD', KEYS[3])
+  if open >= openMax then
+    return {'open_interactions', open}
+  end
+end
+
+if concurrent > 0 then
+  local active = redis.call('ZCARD', KEYS[2])
+  if active >= concurrent then
+    local ids = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[8]) - 1, 'WITHSCORES')
+    for i = 1, #ids, 2 do
+      local id, startedAt = ids[i], tonumber(ids[i + 1])
+      local status = redis.call('HGET', ARGV[7] .. id, 'status')
+      local gone = status == 'finished' or status == 'failed' or status == 'cancelled'
+        or (not status and startedAt < now - tonumber(ARGV[9]))
+      if gone then
+        redis.call('ZREM', KEYS[2], id)
+        active = active - 1
+      end
+    end
+    if active >= concurrent then
+      return {'concurrent_runs', active}
+    end
+  end
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+end
+
+if perWindow > 0 and redis.call('INCR', KEYS[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+end
+return {'ok'}
