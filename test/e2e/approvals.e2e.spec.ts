@@ -86,6 +86,30 @@ describe('tool approvals', () => {
         turn(shell('touch two')),
       ]),
       {
+        name: 'stager',
+        model: {
+          provider: 'scripted',
+          turns: [
+            turn({ name: 'write_file', input: { path: 'a.txt', content: '1' } }),
+            turn({ name: 'write_file', input: { path: 'a.txt', content: '2' } }),
+            turn({ name: 'complete_stage', input: { output: 'drafted', next: 'review' } }),
+            turn({ name: 'write_file', input: { path: 'a.txt', content: '3' } }),
+            turn({ name: 'complete_stage', input: { output: 'reviewed', next: 'draft' } }),
+            turn({ name: 'write_file', input: { path: 'a.txt', content: '4' } }),
+            turn({ name: 'complete_stage', input: { output: 'redrafted', next: 'review' } }),
+            turn({ name: 'complete_stage', input: { output: 'done', next: 'done' } }),
+            finish,
+          ],
+        },
+        tools: ['write_file', 'finish'],
+        stages: [
+          { name: 'draft', transitions: ['review'] },
+          { name: 'review', transitions: ['draft', 'done'] },
+          { name: 'done' },
+        ],
+        limits: { max_iterations: 20, interaction_timeout_secs: 0 },
+      },
+      {
         ...scripted('fetcher', [
           turn({ name: 'http_request', input: { url: `http://${host}/one` } }),
           turn({ name: 'http_request', input: { url: `http://${host}/two` } }),
@@ -285,6 +309,24 @@ describe('tool approvals', () => {
     await stack.waitForStatus(runId, 'finished');
     expect((await audit(runId)).map((e) => e.basis)).toEqual(['person', 'person', 'grant']);
     expect(Object.keys(await workspace(runId)).sort()).toEqual(['one', 'two', 'w.txt']);
+  });
+
+  it('a stage grant applies while the run is in that stage, not in another, and again when it re-enters it', async () => {
+    const runId = await stack.startRun('stager');
+    const first = await approval(runId);
+    expect(first.prompt).toMatchObject({ stage: 'draft', telling: { value: 'a.txt' } });
+    expect((await stack.answer(first.id, { decision: 'allow_stage' })).body.interaction.answer.grants).toEqual(['stage|draft|write_file:path:a.txt']);
+    const inReview = await approval(runId, first.id);
+    expect(inReview.prompt.stage).toBe('review');
+    expect((await stack.answer(inReview.id, { decision: 'deny' })).status).toBe(200);
+    await stack.waitForStatus(runId, 'finished');
+    expect((await audit(runId)).map((e) => [e.basis, e.decision])).toEqual([
+      ['person', 'allow_stage'],
+      ['grant', 'allow'],
+      ['person', 'deny'],
+      ['grant', 'allow'],
+    ]);
+    expect(await workspace(runId)).toEqual({ 'a.txt': '4' });
   });
 
   it('http_request: asks per host and method, grants the host for the run, refuses hosts off the list without asking', async () => {
