@@ -5,9 +5,8 @@ import jwt from 'jsonwebtoken';
 import { parse } from 'yaml';
 import { io, type Socket } from 'socket.io-client';
 import type { AnswerBody, ErrorCode } from '@parley/contracts';
-import { ParleyQueues } from '@parley/store';
 import { TestStack, writeAgents, type TestClient } from '../support/stack';
-import { waitFor } from '../support/wait-for';
+import { settledSnapshot, snapshotRedis, type RedisSnapshot } from '../support/redis-snapshot';
 
 /**
  * Invariant 8: bad input gets a clear error and changes nothing. Every error has exactly the shape
@@ -16,7 +15,6 @@ import { waitFor } from '../support/wait-for';
  */
 
 type Reply = { status: number; body: any };
-type Snapshot = Record<string, string>;
 
 /** A scripted agent that asks one question with `tool`, then finishes. */
 function asker(name: string, tool: string, input: Record<string, unknown>): Record<string, unknown> & { name: string } {
@@ -141,74 +139,12 @@ function badTokens(): Array<{ name: string; token: string; mention: string }> {
   ];
 }
 
-/** Every key of the deployment with its type, content and whether it has a TTL. */
-async function snapshot(): Promise<Snapshot> {
-  const redis = stack.redis;
-  const out: Snapshot = {};
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${stack.config.prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) {
-      // BullMQ's stalled-job checker rewrites this marker on a timer; it is no state of Parley's.
-      if (key.endsWith(':stalled-check')) {
-        continue;
-      }
-      const type = await redis.type(key);
-      let content: unknown;
-      switch (type) {
-        case 'string':
-          content = await redis.get(key);
-          break;
-        case 'hash':
-          content = await redis.hgetall(key);
-          break;
-        case 'list':
-          content = await redis.lrange(key, 0, -1);
-          break;
-        case 'zset':
-          content = await redis.zrange(key, '0', '-1', 'WITHSCORES');
-          break;
-        case 'set':
-          content = (await redis.smembers(key)).sort();
-          break;
-        case 'stream':
-          content = [await redis.xlen(key), await redis.xrevrange(key, '+', '-', 'COUNT', 1)];
-          break;
-        default:
-          content = null;
-      }
-      const ttl = await redis.pttl(key);
-      out[key] = JSON.stringify({ type, ttl: ttl >= 0 ? 'set' : ttl, content });
-    }
-  } while (cursor !== '0');
-  return out;
+function snapshot(): Promise<RedisSnapshot> {
+  return snapshotRedis(stack);
 }
 
-/** Waits until no job is pending or running and two snapshots in a row agree; returns the last. */
-async function settled(): Promise<Snapshot> {
-  const queues = stack.gateway!.get(ParleyQueues);
-  let previous = '';
-  const settledSnapshot = await waitFor(
-    async () => {
-      const counts = await Promise.all([
-        queues.runs.getJobCounts('active', 'wait', 'delayed', 'prioritized'),
-        queues.interactionRequests.getJobCounts('active', 'wait', 'delayed', 'prioritized'),
-        queues.deadlines.getJobCounts('active', 'wait', 'prioritized'),
-      ]);
-      if (counts.some((c) => Object.values(c).some((n) => n > 0))) {
-        previous = '';
-        return undefined;
-      }
-      const snap = await snapshot();
-      const json = JSON.stringify(snap);
-      const stable = json === previous;
-      previous = json;
-      return stable ? snap : undefined;
-    },
-    { timeoutMs: 20_000, intervalMs: 100, message: 'the stack to settle' },
-  );
-  return settledSnapshot!;
+function settled(): Promise<RedisSnapshot> {
+  return settledSnapshot(stack);
 }
 
 /** Starts a run as alice and waits until it is parked on its first question. */

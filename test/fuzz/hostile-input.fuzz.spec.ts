@@ -18,10 +18,10 @@ import {
   type ParleyEvent,
   type Prompt,
 } from '@parley/contracts';
-import { ParleyQueues } from '@parley/store';
 import { answerApproval } from '@parley/tools';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
+import { settledSnapshot, type RedisSnapshot } from '../support/redis-snapshot';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -144,74 +144,8 @@ afterAll(async () => {
 // ---------------------------------------------------------------------------------------------
 // Redis snapshot
 
-/** Every key of the deployment with its type, full content and whether it has a TTL. */
-async function snapshot(): Promise<Record<string, string>> {
-  const redis = stack.redis;
-  const out: Record<string, string> = {};
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${stack.config.prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of keys) {
-      // BullMQ's stalled-job checker rewrites this marker on a timer; it is no state of Parley's.
-      if (key.endsWith(':stalled-check')) {
-        continue;
-      }
-      const type = await redis.type(key);
-      let content: unknown;
-      switch (type) {
-        case 'string':
-          content = await redis.get(key);
-          break;
-        case 'hash':
-          content = await redis.hgetall(key);
-          break;
-        case 'list':
-          content = await redis.lrange(key, 0, -1);
-          break;
-        case 'zset':
-          content = await redis.zrange(key, '0', '-1', 'WITHSCORES');
-          break;
-        case 'set':
-          content = (await redis.smembers(key)).sort();
-          break;
-        case 'stream':
-          content = [await redis.xlen(key), await redis.xrange(key, '-', '+')];
-          break;
-        default:
-          content = null;
-      }
-      const ttl = await redis.pttl(key);
-      out[key] = JSON.stringify({ type, ttl: ttl >= 0 ? 'set' : ttl, content });
-    }
-  } while (cursor !== '0');
-  return out;
-}
-
-/** Waits until no job is pending or running and two snapshots in a row agree; returns the last. */
-async function settled(): Promise<Record<string, string>> {
-  const queues = stack.gateway!.get(ParleyQueues);
-  let previous = '';
-  const snap = await waitFor(
-    async () => {
-      const counts = await Promise.all([
-        queues.runs.getJobCounts('active', 'wait', 'prioritized'),
-        queues.interactionRequests.getJobCounts('active', 'wait', 'prioritized'),
-        queues.deadlines.getJobCounts('active', 'wait', 'prioritized'),
-      ]);
-      if (counts.some((c) => Object.values(c).some((n) => n > 0))) {
-        previous = '';
-        return undefined;
-      }
-      const snap = await snapshot();
-      const json = JSON.stringify(snap);
-      const stable = json === previous;
-      previous = json;
-      return stable ? snap : undefined;
-    },
-    { timeoutMs: 20_000, intervalMs: 100, message: 'the stack to settle' },
-  );
-  return snap!;
+function settled(): Promise<RedisSnapshot> {
+  return settledSnapshot(stack);
 }
 
 // ---------------------------------------------------------------------------------------------
