@@ -39,14 +39,4 @@ redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'st
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
-redis.call('DEL', KEYS[10])
-redis.call('EXPIRE', KEYS[3], ARGV[13])
-redis.call('EXPIRE', KEYS[4], ARGV[13])
-for i = 15, #KEYS do
-  redis.call('EXPIRE', KEYS[i], ARGV[13])
-end
-local parentWake = -1
-if ARGV[15] ~= '' then
-  parentWake = deliverToParent({KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])
-end
-return {'cancelled', parentWake}
+return {'cancelled', closeRun(KEYS[10], 15, ARGV[13], {KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])}

@@ -25,14 +25,4 @@ end
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus(ARGV[9], nil)
 emit(ARGV[12], ARGV[13])
-redis.call('DEL', KEYS[5])
-redis.call('EXPIRE', KEYS[3], ARGV[14])
-redis.call('EXPIRE', KEYS[4], ARGV[14])
-for i = 10, #KEYS do
-  redis.call('EXPIRE', KEYS[i], ARGV[14])
-end
-local parentWake = -1
-if ARGV[15] ~= '' then
-  parentWake = deliverToParent({KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[15], ARGV[16])
-end
-return {'ended', parentWake}
+return {'ended', closeRun(KEYS[5], 10, ARGV[14], {KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[15], ARGV[16])}

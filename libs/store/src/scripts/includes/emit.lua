@@ -84,3 +84,19 @@ local function deliverToParent(parent, parentId, resultEntry)
     cjson.encode({childRunId = result.childRunId, status = result.status, reason = result.reason}))
   return wakeRun(parent[1], parent[3], 'child', parent[4], parentId, p[2])
 end
+
+-- The common end of end-run and cancel-run, after the terminal status and its events: the grants
+-- go, the run's keys (KEYS[3], KEYS[4] and KEYS[firstOwned..]) get the retention period, and a
+-- sub-agent's result goes to its parent. Returns the parent's wake counter, or -1.
+local function closeRun(grantsKey, firstOwned, retention, parent, parentId, resultEntry)
+  redis.call('DEL', grantsKey)
+  redis.call('EXPIRE', KEYS[3], retention)
+  redis.call('EXPIRE', KEYS[4], retention)
+  for i = firstOwned, #KEYS do
+    redis.call('EXPIRE', KEYS[i], retention)
+  end
+  if parentId == '' then
+    return -1
+  end
+  return deliverToParent(parent, parentId, resultEntry)
+end
