@@ -188,6 +188,7 @@ export class AutoAnswerer {
       case 'message.injected':
       case 'child.started':
       case 'child.ended':
+      case 'document.updated':
       case 'message.delta':
       case 'message':
       case 'run.created':

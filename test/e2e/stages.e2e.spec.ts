@@ -137,6 +137,7 @@ describe('stages and checkpoints', () => {
     expect(documents.at(-1)).toMatchObject({ source: 'person', text: 'plan v3, tightened by a person' });
     const all = await events(runId);
     expect(all.filter((e) => e.type === 'stage.entered').map((e) => e.data.stage)).toEqual(['plan', 'build', 'report']);
+    expect(all.filter((e) => e.type === 'document.updated').map((e) => e.data.source)).toEqual(['model', 'model', 'model', 'person']);
     expect(all.find((e) => e.type === 'run.status' && e.data.status === 'waiting').data).toEqual({ status: 'waiting', waitReason: 'checkpoint', stage: 'plan' });
     expect(all.filter((e) => e.type === 'run.status').at(-1).data).toEqual({ status: 'finished', stage: 'report' });
   });

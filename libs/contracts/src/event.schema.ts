@@ -10,6 +10,8 @@ export const EventDataSchemas = {
   'stage.entered': z.object({ stage: z.string(), from: z.string().nullable() }),
   /** A checkpoint let the stage move on without a person's approval, and why. */
   'checkpoint.proceeded': z.object({ stage: z.string(), point: z.string(), why: z.enum(['round_limit', 'deadline', 'unattended', 'not_required']) }),
+  /** A stage's output was recorded: the model's at a stage exit, or a person's edit at a checkpoint. */
+  'document.updated': z.object({ region: z.string(), source: z.enum(['model', 'person']) }),
   'message.received': z.object({ messageId: z.string(), text: z.string(), by: ActorSchema }),
   'message.injected': z.object({ messageIds: z.array(z.string()) }),
   'child.started': z.object({ childRunId: z.string(), agent: z.string() }),

@@ -111,6 +111,9 @@ export class RunFollower {
       case 'message.injected':
         this.human(`✉ ${formatInjected(event.data.messageIds.length)}`);
         return;
+      case 'document.updated':
+        // The checkpoint that follows shows the document; nothing to say on its own.
+        return;
       case 'child.started': {
         const { agent, childRunId } = event.data;
         this.human(`⇢ sub-agent ${agent} started as run ${childRunId} (follow it with: parley logs ${childRunId} -f)`);

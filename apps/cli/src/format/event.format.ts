@@ -29,6 +29,8 @@ export function describeEvent(event: ParleyEvent): string {
       return `${event.data.messageId} from ${formatActor(event.data.by)}: ${JSON.stringify(brief(event.data.text, 100))}`;
     case 'message.injected':
       return `${formatInjected(event.data.messageIds.length)}: ${event.data.messageIds.join(', ')}`;
+    case 'document.updated':
+      return `document ${event.data.region} updated by ${event.data.source === 'person' ? 'a person' : 'the model'}`;
     case 'child.started':
       return `sub-agent ${event.data.agent}: run ${event.data.childRunId}`;
     case 'child.ended':

@@ -43,7 +43,9 @@ export class StageExit {
     const output = destination.kind === 'finish' ? destination.summary : destination.output;
     const region = regionOf(stage);
     if (!view.conversation.documentOrigins.has(call.effectId)) {
-      return this.append(lease, { type: 'document', region, text: output, source: 'model', origin: call.effectId, at: now() });
+      return this.append(lease, { type: 'document', region, text: output, source: 'model', origin: call.effectId, at: now() }, [
+        { type: 'document.updated', data: { region, source: 'model' } },
+      ]);
     }
     const step = nextExitStep({
       stage,
@@ -75,7 +77,9 @@ export class StageExit {
         return this.hooks.publishAndPark(lease, view.agent, { interactionId: asked.interactionId, waitReason: 'checkpoint', prompt: asked.prompt, at: asked.at, checkpoint: asked.ref });
       }
       case 'adopt':
-        return this.append(lease, { type: 'document', region, text: step.text, source: 'person', origin: step.interactionId, at: now() });
+        return this.append(lease, { type: 'document', region, text: step.text, source: 'person', origin: step.interactionId, at: now() }, [
+          { type: 'document.updated', data: { region, source: 'person' } },
+        ]);
       case 'revise':
         return this.result(lease, call, {
           content: JSON.stringify({

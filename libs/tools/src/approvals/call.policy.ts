@@ -1,7 +1,7 @@
 import type { AutoApproval } from '@parley/contracts';
 import { isSafeCommand, type SafeCommandInEffect } from '../shell/safe-commands';
 import { argsDigest } from './args.digest';
-import { grantMember, type CallScope } from './call.scope';
+import { membersGranting, type CallScope } from './call.scope';
 
 /**
  * Whether a call whose permission is `ask` may run without asking: every thing it does must be
@@ -24,7 +24,7 @@ export function coverWithoutAsking(
       return null;
     }
     const granted = need.keys
-      .flatMap((key) => [grantMember.run(key), grantMember.stage(context.stage, key)])
+      .flatMap((key) => membersGranting(key, context.stage))
       .find((member) => context.granted.has(member));
     if (granted !== undefined) {
       grants.push(granted);

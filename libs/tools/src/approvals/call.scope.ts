@@ -101,7 +101,12 @@ export const grantMember = {
   stage: (stage: string, key: string) => `stage|${stage}|${key}`,
 };
 
+/** The members that grant `key` in `stage`: a run grant, or a grant of that stage. */
+export function membersGranting(key: string, stage: string): string[] {
+  return [grantMember.run(key), grantMember.stage(stage, key)];
+}
+
 /** Every member whose presence would grant some need, for one lookup in the run's grant set. */
 export function membersToLookUp(needs: readonly GrantNeed[], stage: string): string[] {
-  return [...new Set(needs.flatMap((need) => need.keys.flatMap((key) => [grantMember.run(key), grantMember.stage(stage, key)])))];
+  return [...new Set(needs.flatMap((need) => need.keys.flatMap((key) => membersGranting(key, stage))))];
 }
