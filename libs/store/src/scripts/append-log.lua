@@ -4,11 +4,9 @@
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] lease length (ms)  ARGV[10] stage to enter ('' = none)
 -- ARGV[11] number of entries N  ARGV[12 .. 11+N] entry JSON  ARGV[12+N ..] pairs of event type, event data JSON
 -- Result: {'ok', log length} | {'lost'} (another advancer holds the run) | {'cancelled'} (a stop was asked)
-if not holdsLease(KEYS[4], ARGV[8]) then
-  return {'lost'}
-end
-if redis.call('HGET', KEYS[4], 'cancel') == '1' then
-  return {'cancelled'}
+local blocked = blockedStep(KEYS[4], ARGV[8])
+if blocked then
+  return {blocked}
 end
 redis.call('HSET', KEYS[4], 'leaseUntil', NOW_MS + tonumber(ARGV[9]))
 local length = redis.call('LLEN', KEYS[5])

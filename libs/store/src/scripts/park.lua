@@ -2,11 +2,9 @@
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] wait reason  ARGV[10] interaction id
 -- Result: 'parked' | 'continue' (a wake arrived meanwhile: read the log again) | 'lost' | 'cancelled'
-if not holdsLease(KEYS[4], ARGV[8]) then
-  return 'lost'
-end
-if redis.call('HGET', KEYS[4], 'cancel') == '1' then
-  return 'cancelled'
+local blocked = blockedStep(KEYS[4], ARGV[8])
+if blocked then
+  return blocked
 end
 if redis.call('LLEN', KEYS[5]) > 0 then
   redis.call('DEL', KEYS[5])

@@ -3,11 +3,9 @@
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run log  KEYS[6] run's pending messages
 -- ARGV[1..7] emit prologue  ARGV[8] lease token
 -- Result: {'ok', messages moved (JSON array of message JSON)} | {'lost'} | {'cancelled'}
-if not holdsLease(KEYS[4], ARGV[8]) then
-  return {'lost'}
-end
-if redis.call('HGET', KEYS[4], 'cancel') == '1' then
-  return {'cancelled'}
+local blocked = blockedStep(KEYS[4], ARGV[8])
+if blocked then
+  return {blocked}
 end
 local pending = redis.call('LRANGE', KEYS[6], 0, -1)
 if #pending == 0 then

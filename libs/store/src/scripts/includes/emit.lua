@@ -48,6 +48,19 @@ local function holdsLease(runKey, token)
   return redis.call('HGET', runKey, 'lease') == token
 end
 
+-- Why the holder of `token` may not take its next step: 'lost' (another advancer holds the run),
+-- 'cancelled' (a stop was asked), or nil when it may.
+local function blockedStep(runKey, token)
+  local run = redis.call('HMGET', runKey, 'lease', 'cancel')
+  if run[1] ~= token then
+    return 'lost'
+  end
+  if run[2] == '1' then
+    return 'cancelled'
+  end
+  return nil
+end
+
 local function isEnded(status)
   return not status or status == 'finished' or status == 'failed' or status == 'cancelled'
 end
