@@ -1,5 +1,6 @@
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents, type TestClient } from '../support/stack';
+import { waitFor } from '../support/wait-for';
 
 /**
  * Tenant B, with every role, aims at tenant A's ids through every route and socket.io event: it
@@ -10,6 +11,8 @@ describe('tenants never see each other', () => {
   let runId: string;
   let interactionId: string;
   let approvalRunId: string;
+  let webhookId: string;
+  let deliveryId: string;
   let approvalId: string;
   const aMember = () => stack.token({ tenant: 'acme', sub: 'alice', role: 'member' });
   const bTokens = () => [
@@ -30,10 +33,15 @@ describe('tenants never see each other', () => {
         },
       ]),
     });
+    const aRoot = stack.token({ tenant: 'acme', sub: 'root', role: 'admin' });
+    webhookId = (await stack.http('POST', '/v1/webhooks', { url: 'https://hooks.invalid/a', events: ['interaction.opened'] }, aRoot)).body.webhook.id;
     runId = await stack.startRun('asker', 'secret task', aMember());
     interactionId = (await stack.waitForQuestion(runId, 20_000, aMember())).id;
     approvalRunId = await stack.startRun('writer', 'secret write', aMember());
     approvalId = (await stack.waitForQuestion(approvalRunId, 20_000, aMember())).id;
+    deliveryId = await waitFor(async () => (await stack.http('GET', `/v1/webhooks/${webhookId}/deliveries`, undefined, aRoot)).body.deliveries[0]?.id, { message: "A's first webhook delivery" });
+    const aAdmin = stack.token({ tenant: 'acme', sub: 'ada', role: 'admin' });
+    await stack.http('PUT', '/v1/agents/secretagent', { definition: { ...askerAgent('secretagent'), permissions: {} } }, aAdmin);
   });
 
   afterAll(() => stack.close());
@@ -55,6 +63,10 @@ describe('tenants never see each other', () => {
     ['POST', '/v1/approvals/:approval/claim', undefined],
     ['DELETE', '/v1/approvals/:approval/claim', undefined],
     ['POST', '/v1/interactions/:approval/answer', { decision: 'allow_run' }],
+    // A's uploaded agent: B gets 404 as for any agent it does not have.
+    ['GET', '/v1/agents/secretagent', undefined],
+    ['DELETE', '/v1/agents/secretagent', undefined],
+    ['GET', '/v1/approvals/safe-commands?agent=secretagent', undefined],
   ];
 
   const fill = (path: string, ids: { run: string; ix: string; approval: string }) =>
@@ -73,7 +85,7 @@ describe('tenants never see each other', () => {
 
   it('listings show nothing of the other tenant', async () => {
     for (const token of bTokens()) {
-      for (const path of ['/v1/runs?limit=500', `/v1/interactions?runId=${runId}&status=all`, '/v1/interactions', `/v1/approvals?runId=${approvalRunId}`, '/v1/approvals']) {
+      for (const path of ['/v1/agents', '/v1/runs?limit=500', `/v1/interactions?runId=${runId}&status=all`, '/v1/interactions', `/v1/approvals?runId=${approvalRunId}`, '/v1/approvals', '/v1/webhooks']) {
         const res = await stack.http('GET', path, undefined, token);
         if (res.status === 403) {
           continue;
@@ -130,6 +142,27 @@ describe('tenants never see each other', () => {
     } finally {
       watchers.forEach((client) => client.close());
     }
+  });
+
+  it("webhook routes with another tenant's endpoint or delivery id answer exactly like missing ones", async () => {
+    for (const [method, path, body] of [
+      ['GET', '/v1/webhooks/:webhook', undefined],
+      ['PATCH', '/v1/webhooks/:webhook', { enabled: false }],
+      ['POST', '/v1/webhooks/:webhook/rotate-secret', undefined],
+      ['GET', '/v1/webhooks/:webhook/deliveries', undefined],
+      ['DELETE', '/v1/webhooks/:webhook', undefined],
+      ['GET', '/v1/webhooks/deliveries/:delivery', undefined],
+      ['POST', '/v1/webhooks/deliveries/:delivery/replay', undefined],
+    ] as const) {
+      for (const token of bTokens()) {
+        const foreign = await stack.http(method, path.replace(':webhook', webhookId).replace(':delivery', deliveryId), body, token);
+        const missing = await stack.http(method, path.replace(':webhook', MISSING_IX).replace(':delivery', MISSING_IX), body, token);
+        expect([403, 404]).toContain(foreign.status);
+        expect(JSON.stringify(foreign).replaceAll(webhookId, 'ID').replaceAll(deliveryId, 'ID')).toBe(JSON.stringify(missing).replaceAll(MISSING_IX, 'ID'));
+      }
+    }
+    const aRoot = stack.token({ tenant: 'acme', sub: 'root', role: 'admin' });
+    expect((await stack.http('GET', `/v1/webhooks/${webhookId}`, undefined, aRoot)).body.webhook.enabled).toBe(true);
   });
 
   it("the other tenant's actions changed nothing of A's", async () => {

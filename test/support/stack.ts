@@ -49,6 +49,8 @@ export class TestStack {
         port: 0,
         leaseMs: 3000,
         workerConcurrency: 8,
+        // Tests that check /metrics or /health ask for an ops port (0 = any free one).
+        opsPort: 'off',
         ...options.overrides,
       },
     );

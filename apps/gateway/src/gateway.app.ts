@@ -3,7 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { LIMITS } from '@parley/contracts';
-import type { ParleyConfig } from '@parley/platform';
+import { PinoNestLogger, createLogger, type ParleyConfig } from '@parley/platform';
+import { mountBullBoard } from './admin/bull-board';
+import { serveConsole } from './console/console.static';
 import { GatewayModule } from './gateway.module';
 import { BoundedIoAdapter } from './http/bounded-io.adapter';
 import { answerClientErrors } from './http/client-errors';
@@ -14,7 +16,7 @@ import { rejectDeepBodies } from './http/input-bounds';
 export async function createGateway(config: ParleyConfig): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(config), {
     bodyParser: false,
-    logger: ['error', 'warn'],
+    logger: new PinoNestLogger(createLogger('gateway', config.logLevel)),
   });
   app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true });
   // A body nested deeper than MAX_NESTING_DEPTH is a 400 before any route (or the auth guard) runs.
@@ -31,6 +33,10 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
   // What Node's HTTP parser refuses (e.g. headers over 16 KiB) gets a JSON error body too.
   answerClientErrors(app.getHttpServer());
   app.enableCors({ origin: true });
+  // Bull Board for platform operators at /admin/queues.
+  mountBullBoard(app);
+  // The web console at / (static files and client routes); /v1, /healthz and socket.io are untouched.
+  serveConsole(app, config);
   // socket.io messages: the same size and nesting bounds; unknown events get an error ack.
   app.useWebSocketAdapter(new BoundedIoAdapter(app));
   app.enableShutdownHooks();

@@ -1,9 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { AgentCatalog } from '@parley/agents';
+import { AgentCatalog, TenantAgents } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
-import { StoreModule } from '@parley/store';
+import { AgentRepository, ParleyStore, StoreModule, serviceOpsProvider } from '@parley/store';
 import { AgentsController } from './agents/agents.controller';
+import { AgentsService } from './agents/agents.service';
 import { ApprovalsController } from './approvals/approvals.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { AuthService } from './auth/auth.service';
@@ -16,16 +17,24 @@ import { InteractionsService } from './interactions/interactions.service';
 import { RunsController } from './runs/runs.controller';
 import { RunsService } from './runs/runs.service';
 import { SchedulesController } from './schedules/schedules.controller';
+import { OperatorController } from './operator/operator.controller';
+import { OperatorGuard } from './operator/operator.guard';
+import { OperatorService } from './operator/operator.service';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class GatewayModule {
   static forRoot(config: ParleyConfig): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [StoreModule.forRoot(config)],
-      controllers: [HealthController, AgentsController, RunsController, InteractionsController, ApprovalsController, SchedulesController],
+      imports: [StoreModule.forRoot(config), WebhooksModule.forRoot(config)],
+      controllers: [HealthController, AgentsController, RunsController, InteractionsController, ApprovalsController, SchedulesController, OperatorController],
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
+        { provide: TenantAgents, inject: [AgentCatalog, ParleyStore], useFactory: (catalog: AgentCatalog, store: ParleyStore) => new TenantAgents(catalog, new AgentRepository(store.ctx)) },
+        AgentsService,
+        OperatorService,
+        OperatorGuard,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         AuthService,
@@ -33,6 +42,7 @@ export class GatewayModule {
         InteractionsService,
         EventFeed,
         EventsGateway,
+        serviceOpsProvider('gateway'),
       ],
     };
   }

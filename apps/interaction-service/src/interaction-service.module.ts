@@ -1,24 +1,34 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentCatalog } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
-import { StoreModule } from '@parley/store';
+import { StoreModule, serviceOpsProvider } from '@parley/store';
+import { ClusterGaugesReporter } from './metrics/cluster-gauges.reporter';
 import { DeadlineProcessor } from './deadlines/deadline.processor';
 import { InteractionRequestProcessor } from './interactions/interaction-request.processor';
 import { ScheduleRegistrar } from './schedules/schedule.registrar';
 import { SchedulesProcessor } from './schedules/schedules.processor';
+import { WebhookDeliveryProcessor } from './webhooks/webhook-delivery.processor';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class InteractionServiceModule {
   static forRoot(config: ParleyConfig): DynamicModule {
     return {
       module: InteractionServiceModule,
-      imports: [StoreModule.forRoot(config)],
+      imports: [StoreModule.forRoot(config), WebhooksModule.forRoot(config)],
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
         InteractionRequestProcessor,
         DeadlineProcessor,
         ScheduleRegistrar,
         SchedulesProcessor,
+        ClusterGaugesReporter,
+        serviceOpsProvider('interaction-service', [
+          InteractionRequestProcessor,
+          DeadlineProcessor,
+          SchedulesProcessor,
+          WebhookDeliveryProcessor,
+        ]),
       ],
     };
   }

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentCatalog } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
-import { StoreModule } from '@parley/store';
+import { StoreModule, serviceOpsProvider } from '@parley/store';
 import { RunProcessor } from './run/run.processor';
 
 @Module({})
@@ -13,6 +13,7 @@ export class LoopWorkerModule {
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
         RunProcessor,
+        serviceOpsProvider('loop-worker', [RunProcessor]),
       ],
     };
   }

@@ -16,12 +16,20 @@ export class AgentCatalog {
   private readonly byName: Map<string, AgentDefinition>;
   private readonly safe: Map<string, SafeCommandInEffect[]>;
   private readonly globalSafe: SafeCommandInEffect[];
+  /** Every global agent's name, offered or not: a tenant agent may take none of them. */
+  private readonly reserved: Set<string>;
+  /** The deployment's own safe commands (PARLEY_SAFE_COMMANDS). */
+  readonly globalSafeCommands: readonly string[];
+  readonly anthropicAvailable: boolean;
 
   /** Throws when a safe-command entry (global or of an agent) is invalid, naming it and where it came from. */
   constructor(definitions: AgentDefinition[], options: CatalogOptions) {
     const offered = definitions.filter((agent) => agent.model.provider !== 'anthropic' || options.anthropicAvailable);
     this.byName = new Map(offered.map((agent) => [agent.name, agent]));
     const global = options.globalSafeCommands ?? [];
+    this.reserved = new Set(definitions.map((agent) => agent.name));
+    this.globalSafeCommands = global;
+    this.anthropicAvailable = options.anthropicAvailable;
     this.globalSafe = safeCommandsInEffect({ global });
     this.safe = new Map(offered.map((agent) => [agent.name, safeCommandsInEffect({ global, agent: { name: agent.name, entries: agent.safe_commands } })]));
   }
@@ -48,6 +56,11 @@ export class AgentCatalog {
       throw new NotFoundError('agent', agentName);
     }
     return safe;
+  }
+
+  /** A global agent has this name, even one not offered here (an anthropic agent without a key). */
+  isReserved(name: string): boolean {
+    return this.reserved.has(name);
   }
 
   find(name: string): AgentDefinition | undefined {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
-import { AgentDefinitionSchema, ParleyError, toIssues, type AgentDefinition } from '@parley/contracts';
+import { AgentDefinitionSchema, ParleyError, toIssues, type AgentDefinition, type ErrorIssue } from '@parley/contracts';
 import { ALL_TOOL_NAMES, isApprovable, isToolName, parseSafeCommandEntry } from '@parley/tools';
 
 /** An agent file that cannot be used; names the file and every bad field. */
@@ -23,81 +23,99 @@ export function parseAgentDefinition(file: string, text: string): AgentDefinitio
   }
   const parsed = AgentDefinitionSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new AgentDefinitionError(file, toIssues(parsed.error).map((i) => `${i.field}: ${i.reason}`).join('; '));
+    throw new AgentDefinitionError(file, describeIssues(toIssues(parsed.error)));
   }
   const expected = basename(file).replace(/\.ya?ml$/, '');
   if (parsed.data.name !== expected) {
     throw new AgentDefinitionError(file, `name: "${parsed.data.name}" must match the file name "${expected}"`);
   }
-  const problems = toolProblems(parsed.data);
+  const problems = definitionProblems(parsed.data);
   if (problems.length > 0) {
-    throw new AgentDefinitionError(file, problems.join('; '));
+    throw new AgentDefinitionError(file, describeIssues(problems));
   }
   return parsed.data;
 }
 
+/** The schema and every rule it cannot express, as for an agent file: the definition, or each bad field. */
+export function validateAgentDefinition(raw: unknown): { ok: true; definition: AgentDefinition } | { ok: false; issues: ErrorIssue[] } {
+  const parsed = AgentDefinitionSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { ok: false, issues: toIssues(parsed.error) };
+  }
+  const problems = definitionProblems(parsed.data);
+  return problems.length > 0 ? { ok: false, issues: problems } : { ok: true, definition: parsed.data };
+}
+
+function describeIssues(issues: ErrorIssue[]): string {
+  return issues.map((i) => `${i.field}: ${i.reason}`).join('; ');
+}
+
+function definitionProblems(agent: AgentDefinition): ErrorIssue[] {
+  return [...toolProblems(agent), ...stageProblems(agent), ...scheduleProblems(agent)];
+}
+
 /** What the schema cannot see: tool names, permissions that make no sense, unreadable safe commands. */
-function toolProblems(agent: AgentDefinition): string[] {
-  const problems: string[] = [];
+function toolProblems(agent: AgentDefinition): ErrorIssue[] {
+  const problems: ErrorIssue[] = [];
   const known = `known: ${ALL_TOOL_NAMES.join(', ')}`;
   agent.tools.forEach((tool, i) => {
     if (!isToolName(tool)) {
-      problems.push(`tools.${i}: unknown tool "${tool}" (${known})`);
+      problems.push({ field: `tools.${i}`, reason: `unknown tool "${tool}" (${known})` });
     } else if (tool === 'complete_stage' || tool === 'needs_input') {
-      problems.push(`tools.${i}: ${tool} is offered by the run itself (complete_stage to agents with stages, needs_input to sub-agents); do not list it`);
+      problems.push({ field: `tools.${i}`, reason: `${tool} is offered by the run itself (complete_stage to agents with stages, needs_input to sub-agents); do not list it` });
     }
   });
   for (const [tool, permission] of Object.entries(agent.permissions)) {
     if (!isToolName(tool)) {
-      problems.push(`permissions.${tool}: unknown tool (${known})`);
+      problems.push({ field: `permissions.${tool}`, reason: `unknown tool (${known})` });
     } else if (permission === 'ask' && !isApprovable(tool)) {
-      problems.push(`permissions.${tool}: "ask" is not available for ${tool} (use allow or deny)`);
+      problems.push({ field: `permissions.${tool}`, reason: `"ask" is not available for ${tool} (use allow or deny)` });
     }
   }
   agent.safe_commands.forEach((entry, i) => {
     const parsed = parseSafeCommandEntry(entry);
     if (!parsed.ok) {
-      problems.push(`safe_commands.${i}: ${parsed.error}`);
+      problems.push({ field: `safe_commands.${i}`, reason: parsed.error });
     }
   });
   if (agent.tools.includes('http_request') && agent.http.allowed_hosts.length === 0) {
-    problems.push('http.allowed_hosts: http_request is enabled, so list at least one host it may reach');
+    problems.push({ field: 'http.allowed_hosts', reason: 'http_request is enabled, so list at least one host it may reach' });
   }
   if (agent.delegates.length > 0 && !agent.tools.includes('delegate')) {
-    problems.push('delegates: list "delegate" in tools to let this agent start sub-agents');
+    problems.push({ field: 'delegates', reason: 'list "delegate" in tools to let this agent start sub-agents' });
   }
-  return [...problems, ...stageProblems(agent), ...scheduleProblems(agent)];
+  return problems;
 }
 
 /** Stages must form a graph the run can walk: unique names, known transitions, points only where they fire. */
-function stageProblems(agent: AgentDefinition): string[] {
-  const problems: string[] = [];
+function stageProblems(agent: AgentDefinition): ErrorIssue[] {
+  const problems: ErrorIssue[] = [];
   const names = new Set<string>();
   agent.stages.forEach((stage, i) => {
     const at = `stages.${i}`;
     if (names.has(stage.name)) {
-      problems.push(`${at}.name: "${stage.name}" is used by another stage`);
+      problems.push({ field: `${at}.name`, reason: `"${stage.name}" is used by another stage` });
     }
     names.add(stage.name);
     if (stage.points.length > 0 && stage.mode !== 'interactive_points') {
-      problems.push(`${at}.points: only a stage with mode interactive_points has interaction points`);
+      problems.push({ field: `${at}.points`, reason: 'only a stage with mode interactive_points has interaction points' });
     }
     stage.required_tools.forEach((tool, j) => {
       if (!agent.tools.includes(tool)) {
-        problems.push(`${at}.required_tools.${j}: "${tool}" is not in the agent's tools`);
+        problems.push({ field: `${at}.required_tools.${j}`, reason: `"${tool}" is not in the agent's tools` });
       }
     });
     for (const [tool, permission] of Object.entries(stage.permissions)) {
       if (!isToolName(tool)) {
-        problems.push(`${at}.permissions.${tool}: unknown tool`);
+        problems.push({ field: `${at}.permissions.${tool}`, reason: 'unknown tool' });
       } else if (permission === 'ask' && !isApprovable(tool)) {
-        problems.push(`${at}.permissions.${tool}: "ask" is not available for ${tool} (use allow or deny)`);
+        problems.push({ field: `${at}.permissions.${tool}`, reason: `"ask" is not available for ${tool} (use allow or deny)` });
       }
     }
     const points = new Set<string>();
     stage.points.forEach((point, j) => {
       if (points.has(point.name)) {
-        problems.push(`${at}.points.${j}.name: "${point.name}" is used by another point of this stage`);
+        problems.push({ field: `${at}.points.${j}.name`, reason: `"${point.name}" is used by another point of this stage` });
       }
       points.add(point.name);
     });
@@ -105,23 +123,23 @@ function stageProblems(agent: AgentDefinition): string[] {
   agent.stages.forEach((stage, i) => {
     stage.transitions.forEach((to, j) => {
       if (!names.has(to)) {
-        problems.push(`stages.${i}.transitions.${j}: no stage is named "${to}"`);
+        problems.push({ field: `stages.${i}.transitions.${j}`, reason: `no stage is named "${to}"` });
       }
     });
   });
   return problems;
 }
 
-function scheduleProblems(agent: AgentDefinition): string[] {
-  const problems: string[] = [];
+function scheduleProblems(agent: AgentDefinition): ErrorIssue[] {
+  const problems: ErrorIssue[] = [];
   const names = new Set<string>();
   agent.schedules.forEach((schedule, i) => {
     if (names.has(schedule.name)) {
-      problems.push(`schedules.${i}.name: "${schedule.name}" is used by another schedule`);
+      problems.push({ field: `schedules.${i}.name`, reason: `"${schedule.name}" is used by another schedule` });
     }
     names.add(schedule.name);
     if (schedule.cron.trim().split(/\s+/).length < 5) {
-      problems.push(`schedules.${i}.cron: needs 5 or 6 fields (minute hour day month weekday)`);
+      problems.push({ field: `schedules.${i}.cron`, reason: 'needs 5 or 6 fields (minute hour day month weekday)' });
     }
   });
   return problems;

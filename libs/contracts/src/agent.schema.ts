@@ -138,3 +138,80 @@ export const AgentSummarySchema = z.object({
   tools: z.array(z.string()),
 });
 export type AgentSummary = z.infer<typeof AgentSummarySchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Tenant agents: definitions a tenant's admin uploads beside the deployment's (global) agents.
+
+/** Where an agent comes from: the deployment's agent files, or a tenant's upload. */
+export const AgentSourceSchema = z.enum(['global', 'tenant']);
+export type AgentSource = z.infer<typeof AgentSourceSchema>;
+
+/** A version of a tenant agent: SHA-256 (hex) of its definition's canonical JSON, defaults filled in. */
+export const AgentDigestSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 digest (64 lowercase hex characters)');
+
+export const AgentNameSchema = z.string().regex(AGENT_NAME_PATTERN, 'must be lowercase letters, digits, "_" or "-" (max 64)');
+
+/** Largest uploaded definition (its canonical JSON, or its YAML text). */
+export const AGENT_DEFINITION_MAX_BYTES = 64 * 1024;
+/** Most agents one tenant may have uploaded at once. */
+export const TENANT_AGENTS_MAX = 50;
+
+/** `PUT /v1/agents/:name`: exactly one of `definition` (an object) or `yaml` (its text). */
+export const UploadAgentBodySchema = z.strictObject({
+  definition: z.record(z.string(), z.unknown()).optional(),
+  yaml: z.string().max(AGENT_DEFINITION_MAX_BYTES, `must be at most ${AGENT_DEFINITION_MAX_BYTES} characters`).optional(),
+});
+export type UploadAgentBody = z.infer<typeof UploadAgentBodySchema>;
+
+/**
+ * A power an uploaded agent grants itself, which stays inert until a platform operator enables
+ * that version for the tenant: a safe command, `allow` on a tool with effects, or an unattended
+ * policy that would run asked-for calls without a person.
+ */
+export const GatedPowerSchema = z.strictObject({
+  /** Dotted path in the definition: "safe_commands.0", "stages.1.permissions.shell", "unattended_approval". */
+  field: z.string(),
+  kind: z.enum(['safe_command', 'allow', 'unattended_approval']),
+  /** The safe-command entry, the tool, or "allow". */
+  value: z.string(),
+  reason: z.string(),
+});
+export type GatedPower = z.infer<typeof GatedPowerSchema>;
+
+/** A tenant agent as its tenant sees it. */
+export const TenantAgentSchema = z.strictObject({
+  name: z.string(),
+  source: z.literal('tenant'),
+  description: z.string(),
+  provider: z.enum(['scripted', 'anthropic']),
+  tools: z.array(z.string()),
+  digest: z.string(),
+  sizeBytes: z.int(),
+  uploadedAt: z.string(),
+  uploadedBy: z.string(),
+  /** What this version grants itself that stays inert until an operator enables it; [] once enabled. */
+  inertPowers: z.array(GatedPowerSchema),
+  /** An operator enabled the powers of exactly this version for the tenant. */
+  powersEnabled: z.boolean(),
+});
+export type TenantAgent = z.infer<typeof TenantAgentSchema>;
+
+/** One line of `GET /v1/agents`: a global agent's summary, or a tenant agent. */
+export type AgentListing = (AgentSummary & { source: 'global' }) | TenantAgent;
+
+/** `PUT /v1/operator/tenants/:tenant/agents/:name/powers`: the version the operator reviewed. */
+export const EnablePowersBodySchema = z.strictObject({ digest: AgentDigestSchema });
+
+/** What an operator sees of a tenant agent's powers. */
+export interface AgentPowers {
+  tenant: string;
+  agent: string;
+  /** The current version. */
+  digest: string;
+  /** What the current version grants itself (inert unless `enabled`). */
+  gatedPowers: GatedPower[];
+  /** The current version's powers are enabled. */
+  enabled: boolean;
+  /** Every enabled version of this agent still stored (runs keep the version they started with). */
+  enabledVersions: Array<{ digest: string; current: boolean; enabledBy: string; enabledAt: string }>;
+}

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { SubjectSchema, TenantIdSchema } from './ids.schema';
 
-export const RoleSchema = z.enum(['member', 'admin', 'service']);
+/**
+ * `operator` is a platform credential, not a tenant's: it reaches only the `/v1/operator` routes
+ * (its `tenant` claim is ignored there) and every other route and the socket refuse it.
+ */
+export const RoleSchema = z.enum(['member', 'admin', 'service', 'operator']);
 export type Role = z.infer<typeof RoleSchema>;
 
 /** Claims Parley reads from a bearer JWT. Unknown claims (iat, exp, ...) are allowed. */

@@ -9,3 +9,4 @@ export * from './run.schema';
 export * from './event.schema';
 export * from './job.schema';
 export * from './api.schema';
+export * from './webhook.schema';

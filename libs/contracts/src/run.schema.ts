@@ -47,6 +47,9 @@ export const RunSchema = z.object({
   stage: z.string().optional(),
   /** The run that started this one with the delegate tool. */
   parentRunId: z.string().optional(),
+  /** A run of a tenant agent: `tenant`, and the version (digest) it keeps whatever happens to the agent. */
+  agentSource: z.literal('tenant').optional(),
+  agentDigest: z.string().optional(),
   waitReason: WaitReasonSchema.optional(),
   pendingInteractionId: z.string().optional(),
   endReason: EndReasonSchema.optional(),

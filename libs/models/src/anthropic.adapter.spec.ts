@@ -42,7 +42,7 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
 
     const turn = await adapter.complete(ask('Say it.', { onTextDelta: (delta) => deltas.push(delta) }));
 
-    expect(turn).toEqual({ text, toolCalls: [], stopReason: 'end_turn' });
+    expect(turn).toEqual({ text, toolCalls: [], stopReason: 'end_turn', usage: { input: 16, output: 25, cacheRead: 0, cacheWrite: 0 } });
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe(turn.text);
     expect(deltas[0]).toBe(Array.from(text).slice(0, 5).join(''));

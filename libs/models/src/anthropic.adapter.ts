@@ -117,7 +117,13 @@ function toTurn(message: Message): ModelTurn {
       toolCalls.push({ id: block.id, name: block.name, input: block.input });
     }
   }
-  return { text, toolCalls, stopReason: message.stop_reason ?? 'end_turn' };
+  const usage = {
+    input: message.usage.input_tokens,
+    output: message.usage.output_tokens,
+    cacheRead: message.usage.cache_read_input_tokens ?? 0,
+    cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
+  };
+  return { text, toolCalls, stopReason: message.stop_reason ?? 'end_turn', usage };
 }
 
 /** Classifies an SDK failure; what the SDK retries is what stays retryable once its retries are spent. */

@@ -2,6 +2,7 @@ import { ModelConfigSchema } from '@parley/contracts';
 import { startFakeAnthropic } from '../../../test/support/fake-anthropic';
 import { AnthropicModelAdapter } from './anthropic.adapter';
 import { createModelAdapter } from './model.factory';
+import { MeteredModelAdapter } from './model.metering';
 import { ModelError } from './model.errors';
 import { ScriptedModelAdapter } from './scripted.adapter';
 
@@ -11,7 +12,8 @@ describe('createModelAdapter', () => {
 
     const adapter = createModelAdapter(config, {});
 
-    expect(adapter).toBeInstanceOf(ScriptedModelAdapter);
+    expect(adapter).toBeInstanceOf(MeteredModelAdapter);
+    expect((adapter as MeteredModelAdapter).inner).toBeInstanceOf(ScriptedModelAdapter);
     await expect(adapter.complete({ system: '', messages: [], tools: [] })).resolves.toEqual({
       text: 'hi there',
       toolCalls: [],
@@ -35,7 +37,7 @@ describe('createModelAdapter', () => {
       const config = ModelConfigSchema.parse({ provider: 'anthropic', name: 'claude-factory' });
       const adapter = createModelAdapter(config, { anthropicApiKey: 'sk-factory', anthropicBaseUrl: fake.url, maxRetries: 0 });
 
-      expect(adapter).toBeInstanceOf(AnthropicModelAdapter);
+      expect((adapter as MeteredModelAdapter).inner).toBeInstanceOf(AnthropicModelAdapter);
       const turn = await adapter.complete({ system: '', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [] });
 
       expect(turn.text).toBe('from the fake');

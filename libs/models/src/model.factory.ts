@@ -1,6 +1,7 @@
 import type { ModelConfig } from '@parley/contracts';
 import { AnthropicModelAdapter } from './anthropic.adapter';
 import { ModelError } from './model.errors';
+import { MeteredModelAdapter } from './model.metering';
 import type { ModelAdapter } from './model.types';
 import { ScriptedModelAdapter } from './scripted.adapter';
 
@@ -13,7 +14,12 @@ export interface ModelEnv {
   timeoutMs?: number;
 }
 
+/** The adapter an agent's model config names, metered for /metrics. */
 export function createModelAdapter(config: ModelConfig, env: ModelEnv): ModelAdapter {
+  return new MeteredModelAdapter(createAdapter(config, env), config.provider);
+}
+
+function createAdapter(config: ModelConfig, env: ModelEnv): ModelAdapter {
   switch (config.provider) {
     case 'scripted':
       return new ScriptedModelAdapter(config.turns);

@@ -36,6 +36,15 @@ export interface ModelTurn {
   text: string;
   toolCalls: ModelToolCall[];
   stopReason: string;
+  /** Tokens as the provider counted them, when it reports them. */
+  usage?: ModelUsage;
+}
+
+export interface ModelUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 export interface ModelAdapter {

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ValidationFailedError, toIssues } from '@parley/contracts';
 
@@ -22,7 +23,10 @@ const EnvSchema = z.object({
   PARLEY_HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
-  PARLEY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+  /** Short enough that a dead worker's run is taken over within ~5 s (lease, then one stalled check). */
+  PARLEY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(3_000),
+  /** Names a loop-worker in its logs and in the `worker` field of the runs it advances. */
+  PARLEY_WORKER_ID: z.preprocess(unsetIfEmpty, z.string().regex(/^[A-Za-z0-9_.:@-]{1,128}$/).optional()),
   PARLEY_WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024),
   PARLEY_WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).default(5 * 1024 * 1024),
   PARLEY_RETENTION_SECS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
@@ -39,7 +43,21 @@ const EnvSchema = z.object({
   PARLEY_LIMIT_OPEN_INTERACTIONS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_SOCKETS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  /** Webhooks: deliver to private, loopback and link-local addresses too (tests, on-premises receivers). */
+  PARLEY_WEBHOOK_ALLOW_PRIVATE: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
+  PARLEY_WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
+  PARLEY_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(25).default(8),
+  PARLEY_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(15_000),
+  PARLEY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  PARLEY_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(16),
+  PARLEY_WEBHOOK_CLAIM_IDLE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
+  PARLEY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** Port of the service's operations server (/health/live, /health/ready, /metrics); "off" turns it off. */
+  PARLEY_OPS_PORT: z.preprocess(unsetIfEmpty, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The built web console the gateway serves at `/` (default: dist/console of the package). */
+  PARLEY_CONSOLE_DIR: z.preprocess(unsetIfEmpty, z.string().optional()),
 });
 
 export interface ParleyConfig {
@@ -71,6 +89,8 @@ export interface ParleyConfig {
   port: number;
   workerConcurrency: number;
   leaseMs: number;
+  /** This process as a loop-worker: PARLEY_WORKER_ID, or hostname:pid. */
+  workerId: string;
   workspaceMaxFileBytes: number;
   workspaceMaxBytes: number;
   retentionSecs: number;
@@ -92,7 +112,27 @@ export interface ParleyConfig {
   limitSockets: number;
   /** Messages to runs a tenant may send per minute (0 = no limit). */
   limitMessagesPerMinute: number;
+  /** Webhooks may target private, loopback and link-local addresses (refused by default). */
+  webhookAllowPrivate: boolean;
+  /** Webhook endpoints per tenant. */
+  webhookMaxEndpoints: number;
+  /** Tries per webhook delivery, the first included. */
+  webhookAttempts: number;
+  /** First retry delay of a webhook delivery; doubles on each retry. */
+  webhookBackoffMs: number;
+  /** How long one webhook attempt may take, connect to last byte. */
+  webhookTimeoutMs: number;
+  /** Webhook deliveries one interaction-service sends at once. */
+  webhookConcurrency: number;
+  /** Events a dispatcher read but did not finish for this long are taken over by another (checked as often). */
+  webhookClaimIdleMs: number;
+  /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
+  shutdownGraceMs: number;
+  /** Operations server port; undefined = the service's default (see OPS_PORT_DEFAULTS), 'off' = none. */
+  opsPort?: number | 'off';
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Folder of the built web console; unset: dist/console of the package. */
+  consoleDir?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ParleyConfig> = {}): ParleyConfig {
@@ -122,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: e.PORT,
     workerConcurrency: e.PARLEY_WORKER_CONCURRENCY,
     leaseMs: e.PARLEY_LEASE_MS,
+    workerId: e.PARLEY_WORKER_ID ?? `${hostname()}:${process.pid}`,
     workspaceMaxFileBytes: e.PARLEY_WORKSPACE_MAX_FILE_BYTES,
     workspaceMaxBytes: e.PARLEY_WORKSPACE_MAX_BYTES,
     retentionSecs: e.PARLEY_RETENTION_SECS,
@@ -138,7 +179,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     limitOpenInteractions: e.PARLEY_LIMIT_OPEN_INTERACTIONS,
     limitSockets: e.PARLEY_LIMIT_SOCKETS,
     limitMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE,
+    webhookAllowPrivate: e.PARLEY_WEBHOOK_ALLOW_PRIVATE === 'true',
+    webhookMaxEndpoints: e.PARLEY_WEBHOOK_MAX_ENDPOINTS,
+    webhookAttempts: e.PARLEY_WEBHOOK_ATTEMPTS,
+    webhookBackoffMs: e.PARLEY_WEBHOOK_BACKOFF_MS,
+    webhookTimeoutMs: e.PARLEY_WEBHOOK_TIMEOUT_MS,
+    webhookConcurrency: e.PARLEY_WEBHOOK_CONCURRENCY,
+    webhookClaimIdleMs: e.PARLEY_WEBHOOK_CLAIM_IDLE_MS,
+    shutdownGraceMs: e.PARLEY_SHUTDOWN_GRACE_MS,
+    ...(e.PARLEY_OPS_PORT !== undefined ? { opsPort: e.PARLEY_OPS_PORT } : {}),
     logLevel: e.LOG_LEVEL,
+    ...(e.PARLEY_CONSOLE_DIR ? { consoleDir: e.PARLEY_CONSOLE_DIR } : {}),
     ...overrides,
   };
 }

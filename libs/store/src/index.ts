@@ -12,3 +12,7 @@ export * from './store.module';
 export * from './interaction.resolver';
 export * from './queue.worker';
 export * from './run.control';
+export * from './agents';
+export * from './ops/cluster.gauges';
+export * from './ops/service.ops';
+export * from './webhooks';

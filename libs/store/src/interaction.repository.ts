@@ -55,6 +55,7 @@ export class InteractionRepository {
         JSON.stringify(interaction),
         JSON.stringify(opened.data),
         request.waitReason === 'approval' ? String(interaction.deadline ? Date.parse(interaction.deadline) : NO_DEADLINE_SCORE) : '',
+        request.prompt.kind,
       ],
     )) as OpenResult;
     if (result === 'exists') {

@@ -100,6 +100,39 @@ export class RedisKeys {
     ];
   }
 
+  /** Every tenant that ever started a run here (a set; for deployment-wide gauges). */
+  tenants(): string {
+    return `${this.prefix}:tenants`;
+  }
+  /** The tenant's gauges hash (parked, open:<kind>), kept by the scripts; named after seq() in emit.lua. */
+  gauges(tenant: string): string {
+    return `${this.tenant(tenant)}:gauges`;
+  }
+  /** Tenant agents: name → JSON { digest, uploadedAt, uploadedBy, sizeBytes } of the current version. */
+  tenantAgents(tenant: string): string {
+    return `${this.tenant(tenant)}:agents`;
+  }
+  /** Prefix of the version keys of tenant agents (scripts append the digest). */
+  agentVersionPrefix(tenant: string): string {
+    return `${this.tenant(tenant)}:agent:`;
+  }
+  /** One version of a tenant agent: its canonical JSON, never changed (the key names its digest). */
+  agentVersion(tenant: string, digest: string): string {
+    return `${this.agentVersionPrefix(tenant)}${digest}`;
+  }
+  /** Run ids started with a version that may not have ended: a superseded version is kept while one has not. */
+  agentVersionRuns(tenant: string, digest: string): string {
+    return `${this.agentVersion(tenant, digest)}:runs`;
+  }
+  /** Versions no longer current (replaced or deleted), scored by when (epoch ms); dropped once no run needs them. */
+  agentSuperseded(tenant: string): string {
+    return `${this.tenant(tenant)}:agents:superseded`;
+  }
+  /** Versions whose powers a platform operator enabled: digest → JSON { agent, enabledBy, enabledAt }. */
+  agentPowers(tenant: string): string {
+    return `${this.tenant(tenant)}:agents:powers`;
+  }
+
   /** Pub/sub channel of live events (one per deployment; gateways filter by tenant). */
   eventsChannel(): string {
     return `${this.prefix}:events`;
@@ -107,5 +140,30 @@ export class RedisKeys {
   /** BullMQ prefix of this deployment's queues. */
   bullPrefix(): string {
     return `${this.prefix}:bull`;
+  }
+
+  /** The tenant's webhook endpoints: id → endpoint JSON (with its secret). */
+  webhooks(tenant: string): string {
+    return `${this.tenant(tenant)}:webhooks`;
+  }
+  /** An endpoint's delivery log: delivery ids scored by creation (epoch ms), capped. */
+  webhookDeliveries(tenant: string, webhookId: string): string {
+    return `${this.tenant(tenant)}:webhook:${webhookId}:deliveries`;
+  }
+  /** One delivery: its payload, status and counters. */
+  webhookDelivery(tenant: string, deliveryId: string): string {
+    return `${this.tenant(tenant)}:whd:${deliveryId}`;
+  }
+  /** One delivery's attempts (JSON each), oldest first. */
+  webhookDeliveryAttempts(tenant: string, deliveryId: string): string {
+    return `${this.webhookDelivery(tenant, deliveryId)}:attempts`;
+  }
+  /** Tenants with webhook endpoints (deployment-wide): the webhook dispatcher reads their event streams. */
+  webhookTenants(): string {
+    return `${this.prefix}:webhooks:tenants`;
+  }
+  /** Deployment-wide stream that wakes the webhook dispatchers when a tenant's endpoints change. */
+  webhookControl(): string {
+    return `${this.prefix}:webhooks:control`;
   }
 }

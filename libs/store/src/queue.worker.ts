@@ -17,9 +17,38 @@ export class QueueWorker<T> {
     this.worker = new Worker<T>(queue, handler, { ...options, connection: this.connection });
   }
 
-  async close(): Promise<void> {
-    await this.worker.close();
+  get connected(): boolean {
+    return this.connection.status === 'ready';
+  }
+
+  /**
+   * Stops taking jobs and waits for the active ones, for at most `waitMs`; then closes without
+   * waiting. Both waits are bounded: BullMQ's close can hang for good when Redis restarted under
+   * the worker (taskforcesh/bullmq#2430, #4656), and a stopping process must still exit.
+   */
+  async close(waitMs: number): Promise<'closed' | 'forced' | 'abandoned'> {
+    const outcome = (await settlesWithin(this.worker.close(), waitMs))
+      ? 'closed'
+      : (await settlesWithin(this.worker.close(true), FORCED_CLOSE_MS))
+        ? 'forced'
+        : 'abandoned';
     this.connection.disconnect();
+    return outcome;
+  }
+}
+
+const FORCED_CLOSE_MS = 2000;
+
+/** True when `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -32,7 +61,7 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApp
   private queueWorker?: QueueWorker<T>;
 
   protected constructor(
-    private readonly queue: string,
+    readonly queueName: string,
     private readonly config: ParleyConfig,
     private readonly options: Omit<WorkerOptions, 'connection'>,
   ) {}
@@ -43,12 +72,30 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApp
   protected watch(_worker: Worker<T>): void {}
 
   onApplicationBootstrap(): void {
-    this.queueWorker = new QueueWorker<T>(this.config.redisUrl, this.queue, (job, token) => this.process(job, token), this.options);
+    this.queueWorker = new QueueWorker<T>(this.config.redisUrl, this.queueName, (job, token) => this.process(job, token), this.options);
     this.queueWorker.worker.on('error', (error) => this.logger.error(`worker error: ${error.message}`));
     this.watch(this.queueWorker.worker);
   }
 
+  /** Resolves when the worker runs and its Redis connection is up; rejects saying why not. */
+  readiness(): Promise<void> {
+    const worker = this.queueWorker?.worker;
+    if (!worker?.isRunning()) {
+      return Promise.reject(new Error('not taking jobs'));
+    }
+    // Its connection sits in a blocking read: a PING would wait behind it, so ask its state.
+    if (!this.queueWorker?.connected) {
+      return Promise.reject(new Error('its Redis connection is down'));
+    }
+    return Promise.resolve();
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    await this.queueWorker?.close();
+    // Running jobs get the grace period (the run processor hands its runs back at its end) and a
+    // little more to record how they ended.
+    const outcome = await this.queueWorker?.close(this.config.shutdownGraceMs + 5000);
+    if (outcome && outcome !== 'closed') {
+      this.logger.warn(`the ${this.queueName} worker did not close in time (${outcome})`);
+    }
   }
 }

@@ -37,6 +37,11 @@ export class ParleyQueues {
     this.schedules = new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix });
   }
 
+  /** Every queue above, for dashboards and gauges. */
+  all(): Queue[] {
+    return [this.runs, this.interactionRequests, this.deadlines, this.schedules];
+  }
+
   async enqueueRun(job: RunJob): Promise<void> {
     await this.runs.add('advance', job, {
       ...KEEP,

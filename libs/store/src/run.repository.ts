@@ -56,6 +56,8 @@ export interface NewRun {
   parentLeaseToken?: string;
   /** The agent's first stage, when it declares stages. */
   stage?: string;
+  /** A tenant agent: the version the run keeps for its whole life. */
+  agentDigest?: string;
 }
 
 export type RunEnding =
@@ -65,7 +67,9 @@ export type RunEnding =
 export class RunRepository {
   constructor(private readonly ctx: StoreContext) {}
 
-  async create(run: NewRun): Promise<{ created: true; wake: number } | { created: false }> {
+  /** `versionGone`: the tenant agent's version was dropped meanwhile (replaced and unused); nothing was written. */
+  async create(run: NewRun): Promise<{ created: true; wake: number } | { created: false; versionGone?: true }> {
+    await this.ctx.noteTenant(run.tenant);
     const { keys, args } = this.ctx.prologue(run.tenant, run.runId, run.owner);
     const k = this.ctx.keys;
     const now = args[3];
@@ -94,10 +98,17 @@ export class RunRepository {
         run.stage ?? '',
         stage ? JSON.stringify(stage) : '',
         run.parentLeaseToken ?? '',
+        run.agentDigest ?? '',
+        run.agentDigest ? k.agentVersion(run.tenant, run.agentDigest) : '',
+        run.agentDigest ? k.agentVersionRuns(run.tenant, run.agentDigest) : '',
+        k.runPrefix(run.tenant),
       ],
     )) as number;
     if (wake === -2) {
       throw new LeaseLostError(run.parentRunId ?? run.runId);
+    }
+    if (wake === -3) {
+      return { created: false, versionGone: true };
     }
     return wake < 0 ? { created: false } : { created: true, wake };
   }
@@ -105,6 +116,12 @@ export class RunRepository {
   async get(tenant: string, runId: string): Promise<Run | null> {
     const hash = await this.ctx.redis.hgetall(this.ctx.keys.run(tenant, runId));
     return hash.id ? toRun(hash) : null;
+  }
+
+  /** The agent a run uses (and, for a tenant agent, the version it keeps), without reading the whole run. */
+  async agentOf(tenant: string, runId: string): Promise<Pick<Run, 'tenant' | 'agent' | 'agentDigest'> | null> {
+    const [agent, agentDigest] = await this.ctx.redis.hmget(this.ctx.keys.run(tenant, runId), 'agent', 'agentDigest');
+    return agent === null ? null : { tenant, agent, ...(agentDigest ? { agentDigest } : {}) };
   }
 
   /** Newest first. Index entries of runs past their retention are dropped as they are met. */
@@ -145,13 +162,14 @@ export class RunRepository {
     return raw.map((line) => JSON.parse(line) as LogEntry);
   }
 
-  async acquire(tenant: string, runId: string, owner: string, token: string): Promise<AcquireResult> {
+  /** `worker` names the caller in the run's `worker` field, for operators and tests (no extra round trip). */
+  async acquire(tenant: string, runId: string, owner: string, token: string, worker = ''): Promise<AcquireResult> {
     const { keys, args } = this.ctx.prologue(tenant, runId, owner);
     const k = this.ctx.keys;
     const [status, detail] = (await this.ctx.scripts.run(
       'acquireLease',
       [...keys, k.run(tenant, runId), k.runInbox(tenant, runId)],
-      [...args, token, this.ctx.options.leaseMs],
+      [...args, token, this.ctx.options.leaseMs, worker],
     )) as [string, string?];
     if (status === 'acquired') {
       return { status };
@@ -166,6 +184,13 @@ export class RunRepository {
       [lease.token, Date.now(), this.ctx.options.leaseMs],
     );
     return renewed === 1;
+  }
+
+  /** Gives the run back (status queued, no lease) while `lease` still holds it; false when it no longer did. */
+  async release(lease: Lease): Promise<boolean> {
+    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
+    const result = await this.ctx.scripts.run('releaseLease', [...keys, this.ctx.keys.run(lease.tenant, lease.runId)], [...args, lease.token]);
+    return result === 'released';
   }
 
   /** Fenced: appends only while `lease` is still the run's lease. `enterStage` moves the run in the same step. */
@@ -371,6 +396,7 @@ function toRun(h: Record<string, string>): Run {
     unattended: h.unattended === '1',
     ...(h.stage ? { stage: h.stage } : {}),
     ...(h.parentRunId ? { parentRunId: h.parentRunId } : {}),
+    ...(h.agentDigest ? { agentSource: 'tenant' as const, agentDigest: h.agentDigest } : {}),
     status: h.status as RunStatus,
     ...(h.waitReason ? { waitReason: h.waitReason as WaitReason } : {}),
     ...(h.pendingInteractionId ? { pendingInteractionId: h.pendingInteractionId } : {}),

@@ -11,6 +11,7 @@ const SCRIPTS = {
   takeMessages: { file: 'take-messages.lua', keys: 6 },
   acquireLease: { file: 'acquire-lease.lua', keys: 5 },
   renewLease: { file: 'renew-lease.lua', keys: 1 },
+  releaseLease: { file: 'release-lease.lua', keys: 4 },
   appendLog: { file: 'append-log.lua', keys: 5 },
   park: { file: 'park.lua', keys: 5 },
   endRun: { file: 'end-run.lua', keys: -1 },

@@ -14,6 +14,7 @@ export interface StoreOptions {
 export class StoreContext {
   readonly keys: RedisKeys;
   readonly scripts: Scripts;
+  private readonly knownTenants = new Set<string>();
 
   constructor(
     readonly redis: Redis,
@@ -21,6 +22,14 @@ export class StoreContext {
   ) {
     this.keys = new RedisKeys(options.prefix);
     this.scripts = new Scripts(redis);
+  }
+
+  /** Records the tenant in the deployment's tenant set, once per process. */
+  async noteTenant(tenant: string): Promise<void> {
+    if (!this.knownTenants.has(tenant)) {
+      await this.redis.sadd(this.keys.tenants(), tenant);
+      this.knownTenants.add(tenant);
+    }
   }
 
   /** KEYS[1..3] and ARGV[1..7] shared by every event-emitting script (see includes/emit.lua). */

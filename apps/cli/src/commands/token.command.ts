@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { z } from 'zod';
 import { RoleSchema, SubjectSchema, TenantIdSchema, type Role } from '@parley/contracts';
@@ -13,6 +14,7 @@ interface TokenOptions {
   sub: string;
   role: Role;
   ttl: number;
+  open?: boolean;
 }
 
 export function registerTokenCommand(program: Command, action: ActionFactory): void {
@@ -23,15 +25,20 @@ export function registerTokenCommand(program: Command, action: ActionFactory): v
     .option('--sub <subject>', 'subject (who the token speaks for)', schemaOption(SubjectSchema), 'cli')
     .addOption(new Option('--role <role>', 'role').choices(RoleSchema.options).default('admin'))
     .option('--ttl <secs>', 'lifetime in seconds', parseIntOption(1, 365 * 24 * 3600), DEFAULT_TTL_SECS)
+    .option('--open', 'print the web console URL signed in with the token, and try to open it in a browser')
     .action(
       action((ctx, cmd) => {
         const options = cmd.opts<TokenOptions>();
         const token = signToken({ tenant: options.tenant, sub: options.sub, role: options.role }, loadConfig(ctx.io.env).jwtSecret, options.ttl);
+        const consoleUrl = options.open ? `${ctx.connection().baseUrl}/?token=${encodeURIComponent(token)}` : undefined;
         if (ctx.json) {
           const expiresAt = new Date(Date.now() + options.ttl * 1000).toISOString();
-          ctx.printJson({ token, tenant: options.tenant, sub: options.sub, role: options.role, expiresAt });
+          ctx.printJson({ token, tenant: options.tenant, sub: options.sub, role: options.role, expiresAt, ...(consoleUrl ? { consoleUrl } : {}) });
         } else {
-          ctx.line(token);
+          ctx.line(consoleUrl ?? token);
+        }
+        if (consoleUrl) {
+          openInBrowser(consoleUrl, ctx.io.env);
         }
         return Promise.resolve(EXIT.ok);
       }),
@@ -46,4 +53,22 @@ function schemaOption(schema: z.ZodType<string>): (value: string) => string {
     }
     return result.data;
   };
+}
+
+/**
+ * Best effort: hands the URL to the desktop's opener when there is one. A missing opener (a server,
+ * a container) is not an error: the URL is already printed.
+ */
+function openInBrowser(url: string, env: Record<string, string | undefined>): void {
+  const opener = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? undefined : 'xdg-open';
+  if (!opener) {
+    return;
+  }
+  try {
+    const child = spawn(opener, [url], { detached: true, stdio: 'ignore', env });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    // spawn itself can throw (e.g. EACCES on some systems); the printed URL is enough.
+  }
 }

@@ -1,13 +1,45 @@
-import { Controller, Get } from '@nestjs/common';
-import { AgentCatalog } from '@parley/agents';
-import type { AgentSummary } from '@parley/contracts';
+import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { AgentNameSchema, UploadAgentBodySchema, parseOrThrow, type AgentListing, type TenantAgent, type TokenClaims } from '@parley/contracts';
+import { User } from '../auth/user.decorator';
+import { AgentsService, type AgentDetail } from './agents.service';
 
+/** The deployment's agents and the tenant's own: anyone lists and reads them, admins upload and delete. */
 @Controller('v1/agents')
 export class AgentsController {
-  constructor(private readonly agents: AgentCatalog) {}
+  constructor(private readonly agents: AgentsService) {}
 
   @Get()
-  list(): { agents: AgentSummary[] } {
-    return { agents: this.agents.summaries() };
+  async list(@User() user: TokenClaims): Promise<{ agents: AgentListing[] }> {
+    return { agents: await this.agents.list(user) };
   }
+
+  @Get(':name')
+  async get(@User() user: TokenClaims, @Param('name') name: string): Promise<{ agent: AgentDetail }> {
+    return { agent: await this.agents.get(user, agentName(name)) };
+  }
+
+  /** 201 when the name is new, 200 when it replaced (or already was) the current version. */
+  @Put(':name')
+  async upload(
+    @User() user: TokenClaims,
+    @Param('name') name: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<{ agent: TenantAgent }> {
+    const checkedName = agentName(name);
+    const { created, agent } = await this.agents.upload(user, checkedName, parseOrThrow(UploadAgentBodySchema, body, 'body'));
+    response.status(created ? 201 : 200);
+    return { agent };
+  }
+
+  @Delete(':name')
+  @HttpCode(200)
+  async remove(@User() user: TokenClaims, @Param('name') name: string): Promise<{ deleted: { name: string; digest: string } }> {
+    return { deleted: await this.agents.remove(user, agentName(name)) };
+  }
+}
+
+function agentName(name: string): string {
+  return parseOrThrow(AgentNameSchema, name, 'agent name');
 }

@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { AgentCatalog } from '@parley/agents';
+import { TenantAgents } from '@parley/agents';
 import { EntityIdSchema, ListApprovalsQuerySchema, SafeCommandsQuerySchema, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
 import type { SafeCommandInEffect } from '@parley/tools';
 import { User } from '../auth/user.decorator';
@@ -11,7 +11,7 @@ import { InteractionsService } from '../interactions/interactions.service';
 export class ApprovalsController {
   constructor(
     private readonly interactions: InteractionsService,
-    private readonly agents: AgentCatalog,
+    private readonly agents: TenantAgents,
   ) {}
 
   @Get()
@@ -21,9 +21,10 @@ export class ApprovalsController {
 
   /** What is in effect, for every agent or for one, and where each entry came from. */
   @Get('safe-commands')
-  safeCommands(@Query() query: unknown): { agent: string | null; safeCommands: SafeCommandInEffect[] } {
+  async safeCommands(@User() user: TokenClaims, @Query() query: unknown): Promise<{ agent: string | null; safeCommands: SafeCommandInEffect[] }> {
     const { agent } = parseQuery(SafeCommandsQuerySchema, query);
-    return { agent: agent ?? null, safeCommands: this.agents.safeCommands(agent === undefined ? undefined : this.agents.get(agent).name) };
+    // A tenant agent's own entries are listed only once an operator enabled its version.
+    return { agent: agent ?? null, safeCommands: await this.agents.safeCommands(user.tenant, agent) };
   }
 
   @Post(':id/claim')

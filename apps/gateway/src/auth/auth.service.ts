@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UnauthenticatedError, type Run, type TokenClaims } from '@parley/contracts';
+import { ForbiddenError, UnauthenticatedError, type Run, type TokenClaims } from '@parley/contracts';
 import { TokenVerifier, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG } from '@parley/store';
 
@@ -13,7 +13,25 @@ export class AuthService {
     this.verifier = TokenVerifier.fromConfig(config);
   }
 
+  /** A tenant's caller. An operator token is a platform credential: it sees no tenant's data, here or on the socket. */
   async authenticate(header: string | undefined): Promise<TokenClaims> {
+    const claims = await this.verify(header);
+    if (claims.role === 'operator') {
+      throw new ForbiddenError('operator tokens reach only the /v1/operator routes');
+    }
+    return claims;
+  }
+
+  /** A platform operator (the `/v1/operator` routes); every other role is refused. */
+  async authenticateOperator(header: string | undefined): Promise<TokenClaims> {
+    const claims = await this.verify(header);
+    if (claims.role !== 'operator') {
+      throw new ForbiddenError('only operator tokens reach the /v1/operator routes');
+    }
+    return claims;
+  }
+
+  private async verify(header: string | undefined): Promise<TokenClaims> {
     if (!header) {
       throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <jwt>)');
     }

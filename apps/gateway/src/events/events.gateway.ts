@@ -28,7 +28,7 @@ import {
   type ParleyEvent,
   type TokenClaims,
 } from '@parley/contracts';
-import type { ParleyConfig } from '@parley/platform';
+import { metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, SOCKET_REFRESH_MS } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { toErrorReply } from '../http/error.filter';
@@ -122,12 +122,15 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       this.sockets.set(tenant, set);
     }
     set.add(socket);
+    metrics.socketConnections.inc();
   }
 
   handleDisconnect(socket: Socket): void {
     const tenant = data(socket).user?.tenant;
     const set = tenant ? this.sockets.get(tenant) : undefined;
-    set?.delete(socket);
+    if (set?.delete(socket)) {
+      metrics.socketConnections.dec();
+    }
     if (set?.size === 0) {
       this.sockets.delete(tenant);
     }

@@ -1,13 +1,19 @@
-import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
+import type { Response } from 'express';
 import type { Redis } from 'ioredis';
-import { REDIS } from '@parley/store';
+import { checkReadiness, type ReadinessReport } from '@parley/platform';
+import { QUEUE_REDIS, REDIS } from '@parley/store';
 import { Public } from '../auth/auth.guard';
 
-@Controller('healthz')
+/** Health for load balancers on the public port (the ops port serves the same plus /metrics). */
+@Controller()
 export class HealthController {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
+  ) {}
 
-  @Get()
+  @Get('healthz')
   @Public()
   async check(): Promise<{ ok: true }> {
     try {
@@ -16,5 +22,23 @@ export class HealthController {
       throw new ServiceUnavailableException('redis unreachable');
     }
     return { ok: true };
+  }
+
+  @Get('health/live')
+  @Public()
+  @HttpCode(200)
+  live(): { live: true } {
+    return { live: true };
+  }
+
+  @Get('health/ready')
+  @Public()
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
+    const report = await checkReadiness({
+      redis: async () => void (await this.redis.ping()),
+      queues: async () => void (await this.queueRedis.ping()),
+    });
+    res.status(report.ready ? 200 : 503);
+    return report;
   }
 }

@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { AgentCatalog } from '@parley/agents';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { TenantAgents } from '@parley/agents';
 import {
   ConflictError,
   ForbiddenError,
@@ -18,13 +18,15 @@ import { AuthService } from '../auth/auth.service';
 
 @Injectable()
 export class InteractionsService {
+  private readonly logger = new Logger(InteractionsService.name);
+
   private readonly resolver: InteractionResolver;
 
   constructor(
     private readonly store: ParleyStore,
     queues: ParleyQueues,
     private readonly auth: AuthService,
-    private readonly agents: AgentCatalog,
+    private readonly agents: TenantAgents,
     @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {
     this.resolver = new InteractionResolver(store, queues);
@@ -67,12 +69,14 @@ export class InteractionsService {
     if (interaction.claim && interaction.claim.subject !== user.sub) {
       throw claimedBy(interaction.claim);
     }
-    const allowedHosts = this.agents.find(interaction.agent)?.http.allowed_hosts ?? [];
+    const run = await this.store.runs.agentOf(interaction.tenant, interaction.runId);
+    const allowedHosts = (run ? await this.agents.definitionOf(run) : undefined)?.http.allowed_hosts ?? [];
     const answer = validateAnswer(interaction.prompt, body, (prompt, b, issues) => answerApproval(prompt, b, issues, { allowedHosts }));
     const by: Actor = { kind: 'user', subject: user.sub, role: user.role };
     const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by });
     switch (result.status) {
       case 'resolved':
+        this.logger.log({ msg: 'interaction answered', tenant: user.tenant, runId: interaction.runId, interactionId, by: user.sub });
         return result.interaction;
       case 'conflict':
         throw alreadyResolved(result.interaction);

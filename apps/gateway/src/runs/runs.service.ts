@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { AgentCatalog } from '@parley/agents';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { TenantAgents } from '@parley/agents';
 import {
   ConflictError,
   NotFoundError,
@@ -24,10 +24,12 @@ import { buildAudit } from '../audit/audit.builder';
 
 @Injectable()
 export class RunsService {
+  private readonly logger = new Logger(RunsService.name);
+
   constructor(
     private readonly store: ParleyStore,
     private readonly queues: ParleyQueues,
-    private readonly agents: AgentCatalog,
+    private readonly agents: TenantAgents,
     private readonly auth: AuthService,
     private readonly control: RunControl,
     @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
@@ -41,7 +43,7 @@ export class RunsService {
     if (user.role !== 'service' && body.onBehalfOf !== undefined) {
       throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'only service tokens start runs on behalf of a user' }]);
     }
-    const agent = this.agents.get(body.agent);
+    let agent = await this.agents.forStart(user.tenant, body.agent);
     const runId = randomUUID();
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
     await this.store.limits.admitRun(user.tenant, runId, {
@@ -51,25 +53,35 @@ export class RunsService {
     });
     let created: Awaited<ReturnType<ParleyStore['runs']['create']>>;
     try {
-      created = await this.store.runs.create({
-        tenant: user.tenant,
-        runId,
-        owner: body.onBehalfOf ?? user.sub,
-        agent: agent.name,
-        task: body.task,
-        trigger: body.trigger,
-        unattended: body.unattended || isUnattendedTrigger(body.trigger),
-        ...(agent.stages[0] ? { stage: agent.stages[0].name } : {}),
-      });
+      // A tenant agent's version can be replaced (and dropped) between the lookup and the create: look once more.
+      for (let attempt = 0; ; attempt++) {
+        const definition = agent.definition;
+        created = await this.store.runs.create({
+          tenant: user.tenant,
+          runId,
+          owner: body.onBehalfOf ?? user.sub,
+          agent: definition.name,
+          task: body.task,
+          trigger: body.trigger,
+          unattended: body.unattended || isUnattendedTrigger(body.trigger),
+          ...(definition.stages[0] ? { stage: definition.stages[0].name } : {}),
+          ...(agent.digest ? { agentDigest: agent.digest } : {}),
+        });
+        if (created.created || !created.versionGone || attempt > 0) {
+          break;
+        }
+        agent = await this.agents.forStart(user.tenant, body.agent);
+      }
     } catch (error) {
       await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
       throw error;
     }
     if (!created.created) {
       await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
-      throw new ConflictError(`run ${runId} already exists`);
+      throw created.versionGone ? new ConflictError(`agent ${body.agent} kept changing while the run started; try again`) : new ConflictError(`run ${runId} already exists`);
     }
     await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
+    this.logger.log({ msg: 'run started', tenant: user.tenant, runId, agent: body.agent, owner: body.onBehalfOf ?? user.sub, by: user.sub });
     return this.get(user, runId);
   }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { DeadlineJobSchema, QUEUES, parseOrThrow, type DeadlineJob } from '@parley/contracts';
-import type { ParleyConfig } from '@parley/platform';
+import { metrics, type ParleyConfig } from '@parley/platform';
 import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor } from '@parley/store';
 
 /** Resolves an interaction nobody answered in time; silence on a question means "no answer". */
@@ -25,6 +25,11 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
       return 'already resolved';
     }
     const result = await this.resolver.resolve({ interaction, outcome: 'expired', by: { kind: 'deadline' } });
+    if (result.status === 'resolved' && interaction.deadline) {
+      const lateMs = Math.max(0, Date.now() - Date.parse(interaction.deadline));
+      metrics.deadlineLateness.observe(lateMs / 1000);
+      this.logger.log({ msg: 'deadline resolved an unanswered interaction', tenant, runId: interaction.runId, interactionId, lateMs });
+    }
     return result.status;
   }
 }

@@ -23,6 +23,7 @@ export class InteractionRequestProcessor extends QueueProcessor<InteractionReque
     if (result !== 'run_ended' && interaction.status === 'open' && interaction.deadline) {
       await this.queues.scheduleDeadline({ tenant: request.tenant, interactionId: request.interactionId }, new Date(interaction.deadline));
     }
+    this.logger.log({ msg: `interaction ${result}`, tenant: request.tenant, runId: request.runId, interactionId: request.interactionId, kind: request.prompt.kind });
     return result;
   }
 }

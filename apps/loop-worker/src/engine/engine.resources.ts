@@ -1,4 +1,4 @@
-import type { AgentCatalog } from '@parley/agents';
+import type { RunAgents } from '@parley/agents';
 import type { AgentDefinition } from '@parley/contracts';
 import type { ModelAdapter } from '@parley/models';
 import type { Logger } from '@parley/platform';
@@ -9,9 +9,12 @@ export interface EngineResources {
   store: ParleyStore;
   queues: ParleyQueues;
   control: RunControl;
-  agents: AgentCatalog;
+  /** The run's own agent (a tenant agent's version, powers as they stand) and the global ones. */
+  agents: RunAgents;
   modelFor(agent: AgentDefinition): ModelAdapter;
   logger: Logger;
+  /** This worker's id: written to the run's `worker` field when it takes the lease, and logged per step. */
+  workerId: string;
   limits: { workspaceMaxFileBytes: number; workspaceMaxBytes: number };
 }
 
@@ -21,4 +24,6 @@ export type AdvanceOutcome =
   | { status: 'ended'; runStatus: 'finished' | 'failed' | 'cancelled' }
   | { status: 'busy'; retryInMs: number }
   | { status: 'idle'; runStatus: string }
-  | { status: 'lost' };
+  | { status: 'lost' }
+  /** The worker is shutting down: the run went back to the queue between two steps. */
+  | { status: 'released' };

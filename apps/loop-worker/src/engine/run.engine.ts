@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type Run, type RunJob, type Stage, type ToolCall, type WaitReason } from '@parley/contracts';
+import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type LogEntry, type Run, type RunJob, type Stage, type ToolCall, type WaitReason } from '@parley/contracts';
 import { isModelError } from '@parley/models';
+import { metrics } from '@parley/platform';
 import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
 import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
@@ -24,14 +25,31 @@ export class RunEngine {
     this.dispatcher = new TurnDispatcher(resources);
   }
 
-  async advance(job: RunJob): Promise<AdvanceOutcome> {
+  /** One step, with a log line naming the run, this worker and how the step ended. */
+  async advance(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+    const started = Date.now();
+    const outcome = await this.step(job, shutdown);
+    const line = { runId: job.runId, tenant: job.tenant, wake: job.wake, outcome: outcome.status, ms: Date.now() - started };
+    const { logger } = this.resources;
+    if (outcome.status === 'lost') {
+      logger.warn(line, 'run step stopped: another worker took the run over');
+    } else if (outcome.status === 'released') {
+      logger.info(line, 'run handed back: this worker is shutting down');
+    } else {
+      logger.info(line, 'run step done');
+    }
+    return outcome;
+  }
+
+  /** `shutdown` aborts the model call in flight and hands the run back between two steps. */
+  private async step(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store, agents, logger } = this.resources;
     const run = await store.runs.get(job.tenant, job.runId);
     if (!run) {
       return { status: 'idle', runStatus: 'missing' };
     }
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token: randomUUID() };
-    const acquired = await store.runs.acquire(lease.tenant, lease.runId, lease.owner, lease.token);
+    const acquired = await store.runs.acquire(lease.tenant, lease.runId, lease.owner, lease.token, this.resources.workerId);
     if (acquired.status !== 'acquired') {
       // A sub-agent that ended (this job is a retry) may have died before its parent's enqueue.
       if (acquired.status === 'idle' && run.parentRunId && TERMINAL_STATUSES.includes(run.status)) {
@@ -51,7 +69,7 @@ export class RunEngine {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      return await this.loop(lease, run, agent, abort.signal);
+      return await this.loop(lease, run, agent, shutdown ? AbortSignal.any([abort.signal, shutdown]) : abort.signal, shutdown);
     } catch (error) {
       // Another worker took the run over; it carries on from the log, this one just stops.
       if (error instanceof LeaseLostError) {
@@ -63,10 +81,19 @@ export class RunEngine {
     }
   }
 
-  private async loop(lease: Lease, run: Run, agent: AgentDefinition, signal: AbortSignal): Promise<AdvanceOutcome> {
+  private async loop(lease: Lease, run: Run, agent: AgentDefinition, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
+    let resumed = false;
     for (;;) {
-      const conversation = buildConversation(await store.runs.readLog(lease.tenant, lease.runId));
+      if (shutdown?.aborted) {
+        return this.release(lease);
+      }
+      const entries = await store.runs.readLog(lease.tenant, lease.runId);
+      if (!resumed) {
+        resumed = true;
+        observeResume(entries);
+      }
+      const conversation = buildConversation(entries);
       const view: RunView = { run, agent, stage: stageOf(agent, conversation), conversation };
       if (conversation.openTurn) {
         const settled = await this.dispatcher.settle(lease, view, conversation.openTurn.calls);
@@ -100,7 +127,7 @@ export class RunEngine {
       if (conversation.iterations >= agent.limits.max_iterations) {
         return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
       }
-      const stepped = await this.callModel(lease, run, view, signal);
+      const stepped = await this.callModel(lease, run, view, signal, shutdown);
       if (stepped) {
         return stepped;
       }
@@ -108,7 +135,7 @@ export class RunEngine {
   }
 
   /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
-  private async callModel(lease: Lease, run: Run, view: RunView, signal: AbortSignal): Promise<AdvanceOutcome | null> {
+  private async callModel(lease: Lease, run: Run, view: RunView, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
     const { store } = this.resources;
     const { agent, stage, conversation } = view;
     const deltas = new DeltaEmitter(store.runs, lease);
@@ -124,7 +151,8 @@ export class RunEngine {
     } catch (error) {
       await deltas.drain();
       if (signal.aborted) {
-        return { status: 'lost' };
+        // The turn is dropped unrecorded: whoever advances the run next asks the model again.
+        return shutdown?.aborted ? this.release(lease) : { status: 'lost' };
       }
       if (isModelError(error)) {
         return this.end(lease, run, { status: 'failed', reason: 'model_error', error: error.message });
@@ -197,6 +225,10 @@ export class RunEngine {
     );
   }
 
+  private async release(lease: Lease): Promise<AdvanceOutcome> {
+    return (await this.resources.store.runs.release(lease)) ? { status: 'released' } : { status: 'lost' };
+  }
+
   private async end(lease: Lease, run: Run, ending: RunEnding): Promise<AdvanceOutcome> {
     const ended = await this.resources.control.end(lease, ending, run.parentRunId ? { parentRunId: run.parentRunId } : {});
     switch (ended.status) {
@@ -216,6 +248,14 @@ export class RunEngine {
     const by = await this.resources.store.runs.cancelRequester(lease.tenant, lease.runId);
     const result = await this.resources.control.stopHeld(lease, run, by, open);
     return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
+  }
+}
+
+/** A run taken up right after an answer: how long the answer waited for a worker. */
+function observeResume(entries: LogEntry[]): void {
+  const last = entries.at(-1);
+  if (last?.type === 'answer') {
+    metrics.answerToResume.observe(Math.max(0, Date.now() - Date.parse(last.at)) / 1000);
   }
 }
 

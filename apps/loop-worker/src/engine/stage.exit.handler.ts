@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentDefinition, CheckpointRef, EventDraft, LogEntry, Prompt, Stage, ToolCall, WaitReason } from '@parley/contracts';
+import type { AgentDefinition, CheckpointRef, EventDraft, LogEntry, Prompt, Role, Stage, ToolCall, WaitReason } from '@parley/contracts';
 import type { AppendResult, Lease } from '@parley/store';
 import { checkToolInput, errorResult, okResult, prepareFinish, type ToolResult } from '@parley/tools';
 import { nextExitStep, type VisitCheckpoint } from '../stages/stage.exit';
@@ -149,7 +149,7 @@ export class StageExit {
     return { kind: 'stage', to: view.agent.stages.find((s) => s.name === name), name, output };
   }
 
-  private abortedBy(view: RunView, option: string | null): { kind: 'user' | 'system'; subject?: string; role?: 'member' | 'admin' | 'service' } {
+  private abortedBy(view: RunView, option: string | null): { kind: 'user' | 'system'; subject?: string; role?: Role } {
     const last = [...view.conversation.visit].reverse().find((c) => c.answer)?.answer;
     return last?.by.kind === 'user' ? { kind: 'user', ...(last.by.subject ? { subject: last.by.subject } : {}), ...(last.by.role ? { role: last.by.role } : {}) } : { kind: 'system', ...(option ? { subject: option } : {}) };
   }

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job, type Worker } from 'bullmq';
-import { AgentCatalog } from '@parley/agents';
+import { AgentCatalog, TenantAgents } from '@parley/agents';
 import { QUEUES, RunJobSchema, parseOrThrow, type RunJob } from '@parley/contracts';
 import { createModelAdapter } from '@parley/models';
 import { createLogger, type ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
-import type { AdvanceOutcome } from '../engine/engine.resources';
+import { AgentRepository, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
+import type { AdvanceOutcome, EngineResources } from '../engine/engine.resources';
 import { RunEngine } from '../engine/run.engine';
 
 /**
@@ -15,6 +15,12 @@ import { RunEngine } from '../engine/run.engine';
 @Injectable()
 export class RunProcessor extends QueueProcessor<RunJob> {
   private readonly engine: RunEngine;
+  private readonly resources: EngineResources;
+  private readonly tenantAgents: TenantAgents;
+  private readonly leaseMs: number;
+  private readonly shutdownGraceMs: number;
+  /** Aborted when a shutdown's grace period is over: steps still running hand their runs back. */
+  private readonly shutdown = new AbortController();
 
   constructor(
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
@@ -26,23 +32,37 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     super(QUEUES.runs, config, {
       prefix: store.ctx.keys.bullPrefix(),
       concurrency: config.workerConcurrency,
+      // A dead worker's job is back in the queue at most lockDuration + 2 stalled checks after the
+      // crash (one marks it, the next moves it), by which time its lease has run out too: with the
+      // default 3 s lease, within ~4 s.
       lockDuration: config.leaseMs,
-      stalledInterval: Math.max(1000, Math.floor(config.leaseMs / 2)),
+      stalledInterval: Math.max(250, Math.min(1000, Math.floor(config.leaseMs / 6))),
       maxStalledCount: 10,
     });
     const env = { anthropicApiKey: config.anthropicApiKey, anthropicBaseUrl: config.anthropicBaseUrl, maxRetries: config.modelMaxRetries };
-    this.engine = new RunEngine(
-      {
-        store,
-        queues,
-        control,
-        agents,
-        modelFor: (agent) => createModelAdapter(agent.model, env),
-        logger: createLogger('loop-worker', config.logLevel),
-        limits: { workspaceMaxFileBytes: config.workspaceMaxFileBytes, workspaceMaxBytes: config.workspaceMaxBytes },
-      },
-      config.leaseMs,
-    );
+    this.resources = {
+      store,
+      queues,
+      control,
+      agents,
+      modelFor: (agent) => createModelAdapter(agent.model, env),
+      logger: createLogger('loop-worker', config.logLevel).child({ worker: config.workerId }),
+      workerId: config.workerId,
+      limits: { workspaceMaxFileBytes: config.workspaceMaxFileBytes, workspaceMaxBytes: config.workspaceMaxBytes },
+    };
+    this.leaseMs = config.leaseMs;
+    this.shutdownGraceMs = config.shutdownGraceMs;
+    this.engine = new RunEngine(this.resources, config.leaseMs);
+    this.tenantAgents = new TenantAgents(agents, new AgentRepository(store.ctx));
+  }
+
+  /** A run of a tenant agent gets an engine that sees its version, its powers as enabled right now. */
+  private async engineFor(job: RunJob): Promise<RunEngine> {
+    const run = await this.store.runs.agentOf(job.tenant, job.runId);
+    if (!run?.agentDigest) {
+      return this.engine;
+    }
+    return new RunEngine({ ...this.resources, agents: await this.tenantAgents.forRun(run) }, this.leaseMs);
   }
 
   protected override watch(worker: Worker<RunJob>): void {
@@ -53,13 +73,31 @@ export class RunProcessor extends QueueProcessor<RunJob> {
 
   async process(job: Job<RunJob>, token?: string): Promise<AdvanceOutcome> {
     const payload = parseOrThrow(RunJobSchema, job.data, 'run job');
-    const outcome = await this.engine.advance(payload);
+    const outcome = await (await this.engineFor(payload)).advance(payload, this.shutdown.signal);
+    if (outcome.status === 'released') {
+      // Back to the queue now, for a worker that is not shutting down.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
     if (outcome.status === 'busy') {
       // Another worker holds the run (or did until it died): look again once its lease runs out.
       await job.moveToDelayed(Date.now() + outcome.retryInMs + 50, token);
       throw new DelayedError();
     }
     return outcome;
+  }
+
+  /**
+   * SIGTERM: take no new jobs, let running steps finish for up to PARLEY_SHUTDOWN_GRACE_MS, then
+   * abort what still runs (a long model call): those runs go back to the queue, nothing is lost.
+   */
+  override async onApplicationShutdown(): Promise<void> {
+    const timer = setTimeout(() => this.shutdown.abort(), this.shutdownGraceMs);
+    try {
+      await super.onApplicationShutdown();
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A run whose job failed for good is marked failed, so nothing stays `running` forever. */
@@ -69,10 +107,10 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     }
     const payload = RunJobSchema.safeParse(job.data);
     if (!payload.success) {
-      this.logger.error(`a malformed run job failed: ${error.message}`);
+      this.logger.error({ msg: 'a malformed run job failed', jobId: job.id, err: error.message });
       return;
     }
-    this.logger.error(`run ${payload.data.runId} failed: ${error.message}`);
+    this.logger.error({ msg: 'run failed: its job ran out of attempts', tenant: payload.data.tenant, runId: payload.data.runId, err: error.message });
     const run = await this.store.runs.get(payload.data.tenant, payload.data.runId);
     if (run) {
       await this.control.end(

@@ -31,9 +31,13 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT, 'resolvedBy', ARGV[8])
   redis.call('ZREM', KEYS[7], KEYS[6])
   redis.call('ZREM', KEYS[9], KEYS[6])
+  countClosed(KEYS[6])
   redis.call('RPUSH', KEYS[8], ARGV[10])
   emit('interaction.resolved', ARGV[11])
   redis.call('EXPIRE', KEYS[6], ARGV[13])
+end
+if status == 'waiting' then
+  countParked(-1)
 end
 redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')

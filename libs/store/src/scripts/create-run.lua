@@ -6,19 +6,36 @@
 -- ARGV[12] run.created event data JSON  ARGV[13] unattended ('1' | '0')  ARGV[14] parent run id ('' = none)
 -- ARGV[15] first stage ('' = the agent has none)  ARGV[16] its stage log entry JSON ('' = none)
 -- ARGV[17] the parent's lease token (a sub-agent: only the parent's current advancer may start it)
+-- ARGV[18] a tenant agent's version digest ('' = a global agent)  ARGV[19] that version's key
+-- ARGV[20] its run set  ARGV[21] prefix of this tenant's run hash keys (ARGV[19..21] share the
+--   tenant's hash tag, the slot of KEYS)
 -- Result: 0 (the wake counter of the first job), -1 when the run id already exists, -2 when the
---   parent's lease was lost (nothing is created)
+--   parent's lease was lost, -3 when the agent version is no longer stored (nothing is created)
 if redis.call('EXISTS', KEYS[4]) == 1 then
   return -1
 end
 if ARGV[14] ~= '' and not holdsLease(KEYS[8], ARGV[17]) then
   return -2
 end
+if ARGV[18] ~= '' and redis.call('EXISTS', ARGV[19]) == 0 then
+  return -3
+end
 redis.call('HSET', KEYS[4], 'id', RUN_ID, 'tenant', TENANT, 'owner', OWNER, 'agent', ARGV[8], 'task', ARGV[9],
   'trigger', ARGV[10], 'unattended', ARGV[13], 'status', 'queued', 'wake', 0, 'createdAt', AT, 'updatedAt', AT)
 if ARGV[14] ~= '' then
   redis.call('HSET', KEYS[4], 'parentRunId', ARGV[14])
   redis.call('SADD', KEYS[7], RUN_ID)
+end
+if ARGV[18] ~= '' then
+  redis.call('HSET', KEYS[4], 'agentSource', 'tenant', 'agentDigest', ARGV[18])
+  -- The set keeps the version while a run needs it; ended runs met here leave it, so it stays small.
+  for _, id in ipairs(redis.call('SRANDMEMBER', ARGV[20], 2)) do
+    local status = redis.call('HGET', ARGV[21] .. id, 'status')
+    if not status or status == 'finished' or status == 'failed' or status == 'cancelled' then
+      redis.call('SREM', ARGV[20], id)
+    end
+  end
+  redis.call('SADD', ARGV[20], RUN_ID)
 end
 redis.call('ZADD', KEYS[5], NOW_MS, RUN_ID)
 redis.call('RPUSH', KEYS[6], ARGV[11])

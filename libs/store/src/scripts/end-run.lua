@@ -18,6 +18,9 @@ end
 if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
   return {'stop'}
 end
+if status == 'waiting' then
+  countParked(-1)
+end
 redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT)
 if ARGV[11] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[9] == 'finished' and 'summary' or 'error', ARGV[11])

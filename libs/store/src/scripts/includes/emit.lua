@@ -3,8 +3,24 @@
 --   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] run event stream
 --   ARGV[1] tenant  ARGV[2] run id  ARGV[3] run owner  ARGV[4] ISO time  ARGV[5] stream MAXLEN
 --   ARGV[6] fan-out channel  ARGV[7] now (epoch ms)
+-- The tenant's gauges hash (parked runs, open interactions by kind, for /metrics) is named after
+-- KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:gauges"): same hash tag, so the same cluster slot.
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
+local GAUGES = string.sub(KEYS[1], 1, -4) .. 'gauges'
+
+-- Counts a run entering (+1) or leaving (-1) the waiting status.
+local function countParked(delta)
+  redis.call('HINCRBY', GAUGES, 'parked', delta)
+end
+
+-- Counts an interaction leaving the open status; the kind was recorded on its hash when it opened.
+local function countClosed(interactionKey)
+  local kind = redis.call('HGET', interactionKey, 'kind')
+  if kind then
+    redis.call('HINCRBY', GAUGES, 'open:' .. kind, -1)
+  end
+end
 
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
 -- tenant's next sequence number; returns the number.
@@ -74,6 +90,7 @@ local function wakeRun(runKey, inboxKey, item, runEventsKey, runId, owner)
     return -1
   end
   local n = redis.call('HINCRBY', runKey, 'wake', 1)
+  countParked(-1)
   redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
   emitFor(runEventsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))

@@ -1,0 +1,98 @@
+import { parse } from 'yaml';
+import {
+  AGENT_DEFINITION_MAX_BYTES,
+  ConflictError,
+  ValidationFailedError,
+  type AgentDefinition,
+  type ErrorIssue,
+  type UploadAgentBody,
+} from '@parley/contracts';
+import type { AgentCatalog } from './agent.catalog';
+import { digestDefinition } from './agent.digest';
+import { validateAgentDefinition } from './agent.loader';
+
+/** An uploaded definition that passed every check, with its version's identity. */
+export interface UploadedAgent {
+  definition: AgentDefinition;
+  canonical: string;
+  digest: string;
+  sizeBytes: number;
+}
+
+/** Field paths of the definition are reported under `definition.`, whether it came as JSON or YAML. */
+const FIELD = 'definition';
+
+/**
+ * Checks an upload for agent `name` as the loader checks an agent file, plus what only a tenant
+ * agent must respect: the name of no global agent (409), no schedules, delegates that are global
+ * agents, a provider this deployment runs, and the size bound. Throws naming every bad field.
+ */
+export function parseUploadedAgent(name: string, body: UploadAgentBody, catalog: AgentCatalog): UploadedAgent {
+  const raw = rawDefinition(body);
+  const validated = validateAgentDefinition(raw);
+  if (!validated.ok) {
+    throw new ValidationFailedError('agent definition', validated.issues.map((issue) => ({ field: at(issue.field), reason: issue.reason })));
+  }
+  const definition = validated.definition;
+  if (definition.name !== name) {
+    throw new ValidationFailedError('agent definition', [{ field: at('name'), reason: `"${definition.name}" must match the name in the path "${name}"` }]);
+  }
+  if (catalog.isReserved(name)) {
+    const reason = `"${name}" is the name of a global agent; choose another`;
+    throw new ConflictError(`agent name ${reason}`, { issues: [{ field: at('name'), reason }] });
+  }
+  const issues = tenantProblems(definition, catalog);
+  if (issues.length > 0) {
+    throw new ValidationFailedError('agent definition', issues);
+  }
+  const version = digestDefinition(definition);
+  if (version.sizeBytes > AGENT_DEFINITION_MAX_BYTES) {
+    throw new ValidationFailedError('agent definition', [
+      { field: FIELD, reason: `is ${version.sizeBytes} bytes with its defaults filled in; at most ${AGENT_DEFINITION_MAX_BYTES}` },
+    ]);
+  }
+  return { definition, ...version };
+}
+
+function rawDefinition(body: UploadAgentBody): unknown {
+  if ((body.definition === undefined) === (body.yaml === undefined)) {
+    throw new ValidationFailedError('body', [{ field: '(root)', reason: 'give exactly one of definition (an object) or yaml (its text)' }]);
+  }
+  if (body.definition !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(body.definition));
+    if (bytes > AGENT_DEFINITION_MAX_BYTES) {
+      throw new ValidationFailedError('body', [{ field: FIELD, reason: `is ${bytes} bytes as JSON; at most ${AGENT_DEFINITION_MAX_BYTES}` }]);
+    }
+    return body.definition;
+  }
+  let raw: unknown;
+  try {
+    raw = parse(body.yaml ?? '');
+  } catch (error) {
+    throw new ValidationFailedError('body', [{ field: 'yaml', reason: `not valid YAML: ${(error as Error).message}` }]);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ValidationFailedError('body', [{ field: 'yaml', reason: 'must be a YAML mapping (the agent definition)' }]);
+  }
+  return raw;
+}
+
+function tenantProblems(definition: AgentDefinition, catalog: AgentCatalog): ErrorIssue[] {
+  const issues: ErrorIssue[] = [];
+  if (definition.model.provider === 'anthropic' && !catalog.anthropicAvailable) {
+    issues.push({ field: at('model.provider'), reason: 'anthropic is not available on this deployment (no ANTHROPIC_API_KEY is configured); use scripted' });
+  }
+  if (definition.schedules.length > 0) {
+    issues.push({ field: at('schedules'), reason: "tenant agents have no schedules; schedules belong to the deployment's agents" });
+  }
+  definition.delegates.forEach((delegate, i) => {
+    if (!catalog.find(delegate)) {
+      issues.push({ field: at(`delegates.${i}`), reason: `"${delegate}" is not a global agent; a tenant agent delegates only to the deployment's agents` });
+    }
+  });
+  return issues;
+}
+
+function at(field: string): string {
+  return field === '(root)' ? FIELD : `${FIELD}.${field}`;
+}

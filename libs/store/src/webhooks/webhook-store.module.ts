@@ -1,0 +1,33 @@
+import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import type { ParleyConfig } from '@parley/platform';
+import { ParleyStore } from '../store';
+import { QUEUE_REDIS } from '../store.module';
+import { WebhookQueue } from './webhook.queue';
+import { WebhookStore } from './webhook.store';
+
+/** Gives an app the webhook store and the delivery queue (over StoreModule's clients) and closes the queue. */
+@Module({})
+export class WebhookStoreModule implements OnApplicationShutdown {
+  constructor(private readonly queue: WebhookQueue) {}
+
+  static forRoot(config: ParleyConfig): DynamicModule {
+    return {
+      module: WebhookStoreModule,
+      providers: [
+        { provide: WebhookStore, inject: [ParleyStore], useFactory: (store: ParleyStore) => new WebhookStore(store.ctx) },
+        {
+          provide: WebhookQueue,
+          inject: [QUEUE_REDIS, ParleyStore],
+          useFactory: (redis: Redis, store: ParleyStore) =>
+            new WebhookQueue(redis, store.ctx.keys.bullPrefix(), { attempts: config.webhookAttempts, backoffMs: config.webhookBackoffMs }),
+        },
+      ],
+      exports: [WebhookStore, WebhookQueue],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close().catch((error: unknown) => new Logger('WebhookStoreModule').warn(`closing the webhook queue: ${String(error)}`));
+  }
+}

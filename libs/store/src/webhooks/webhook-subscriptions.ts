@@ -1,0 +1,49 @@
+import type { StoreContext } from '../store.context';
+
+/** Control messages kept: a dispatcher only needs the ones since it started reading. */
+const CONTROL_MAXLEN = 1000;
+
+/**
+ * Which tenants the webhook dispatchers read: a deployment-wide set, and a small control stream
+ * whose entries wake a dispatcher's blocked read when a tenant's endpoints change.
+ */
+export class WebhookSubscriptions {
+  constructor(private readonly ctx: StoreContext) {}
+
+  /** After an endpoint was created or changed: the tenant is read, and the dispatchers refresh now. */
+  async announce(tenant: string): Promise<void> {
+    const k = this.ctx.keys;
+    await this.ctx.redis.sadd(k.webhookTenants(), tenant);
+    await this.ctx.redis.xadd(k.webhookControl(), 'MAXLEN', '~', CONTROL_MAXLEN, '*', 't', tenant);
+  }
+
+  async tenants(): Promise<string[]> {
+    return this.ctx.redis.smembers(this.ctx.keys.webhookTenants());
+  }
+
+  /** The id of the newest control entry ("0-0" when none): a dispatcher reads from there. */
+  async controlTail(): Promise<string> {
+    const last = await this.ctx.redis.xrevrange(this.ctx.keys.webhookControl(), '+', '-', 'COUNT', 1);
+    return last[0]?.[0] ?? '0-0';
+  }
+
+  /**
+   * Drops a tenant that has no endpoint left, unless one is created meanwhile: the endpoints hash is
+   * watched, and an endpoint created after the check makes the removal fail (its announce re-adds it anyway).
+   */
+  async pruneIfEmpty(tenant: string): Promise<boolean> {
+    const k = this.ctx.keys;
+    const client = this.ctx.redis.duplicate();
+    try {
+      await client.watch(k.webhooks(tenant));
+      if ((await client.hlen(k.webhooks(tenant))) > 0) {
+        await client.unwatch();
+        return false;
+      }
+      const result = await client.multi().srem(k.webhookTenants(), tenant).exec();
+      return result !== null;
+    } finally {
+      client.disconnect();
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { ServiceOps } from '@parley/store';
+import { askerAgent } from '../support/agents';
+import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { TestStack, writeAgents } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+function opsUrl(app: INestApplicationContext | undefined): string {
+  const port = app?.get(ServiceOps).port;
+  if (!port) {
+    throw new Error('the service has no ops server');
+  }
+  return `http://127.0.0.1:${port}`;
+}
+
+async function getJson(url: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.json() };
+}
+
+async function scrape(app: INestApplicationContext | undefined): Promise<string> {
+  const response = await fetch(`${opsUrl(app)}/metrics`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/plain');
+  return response.text();
+}
+
+/** The value of one sample ("name" or 'name{label="x"}') in Prometheus text, 0 when absent. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+describe('operability: health, readiness and metrics on every service', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      agentsDir: writeAgents([askerAgent('asker'), askerAgent('hurried', 1)]),
+      overrides: { opsPort: 0 },
+    });
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('answers /health/live and /health/ready on each service, naming what it checked', async () => {
+    for (const [app, workers] of [
+      [stack.gateway, []],
+      [stack.worker, ['worker:runs']],
+      [stack.interactions, ['worker:interaction-requests', 'worker:deadlines', 'worker:schedules', 'worker:webhook-deliveries']],
+    ] as const) {
+      expect(await getJson(`${opsUrl(app)}/health/live`)).toEqual({ status: 200, body: { live: true } });
+      const ready = await getJson(`${opsUrl(app)}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(ready.body.ready).toBe(true);
+      expect(Object.keys(ready.body.checks).sort()).toEqual(['queues', 'redis', ...workers].sort());
+      expect(Object.values(ready.body.checks).every((check) => check === 'ok')).toBe(true);
+    }
+    expect((await stack.http('GET', '/health/ready', undefined, null)).status).toBe(200);
+    expect((await stack.http('GET', '/health/live', undefined, null)).status).toBe(200);
+    expect((await fetch(`${opsUrl(stack.gateway)}/nope`)).status).toBe(404);
+  });
+
+  it('counts parked runs and open interactions by kind as runs park, resume and stop', async () => {
+    const before = await scrape(stack.interactions);
+    expect(sample(before, 'parley_parked_runs')).toBe(0);
+    const first = await stack.startRun('asker');
+    const second = await stack.startRun('asker');
+    const [question] = await Promise.all([stack.waitForQuestion(first), stack.waitForQuestion(second)]);
+    await stack.waitForStatus(first, 'waiting');
+    await stack.waitForStatus(second, 'waiting');
+
+    let text = await scrape(stack.interactions);
+    expect(sample(text, 'parley_parked_runs')).toBe(2);
+    expect(sample(text, 'parley_open_interactions{kind="free_text"}')).toBe(2);
+
+    const resumesBefore = sample(text, 'parley_answer_to_resume_seconds_count');
+    expect((await stack.answer(question.id, { text: 'go' })).status).toBe(200);
+    await stack.waitForStatus(first, 'finished');
+    text = await scrape(stack.interactions);
+    expect(sample(text, 'parley_parked_runs')).toBe(1);
+    expect(sample(text, 'parley_open_interactions{kind="free_text"}')).toBe(1);
+    expect(sample(text, 'parley_answer_to_resume_seconds_count')).toBe(resumesBefore + 1);
+    expect(sample(text, 'parley_model_request_seconds_count{provider="scripted",outcome="ok"}')).toBeGreaterThanOrEqual(3);
+
+    expect((await stack.http('POST', `/v1/runs/${second}/stop`)).status).toBe(200);
+    await stack.waitForStatus(second, 'cancelled');
+    text = await scrape(stack.interactions);
+    expect(sample(text, 'parley_parked_runs')).toBe(0);
+    expect(sample(text, 'parley_open_interactions{kind="free_text"}')).toBe(0);
+    expect(sample(text, 'parley_queue_jobs{queue="runs",state="failed"}')).toBe(0);
+  });
+
+  it('shows Bull Board at /admin/queues to platform operators only, read-only', async () => {
+    const board = `${stack.url}/admin/queues`;
+    expect((await fetch(board, { headers: { accept: 'text/html' } })).status).toBe(401);
+    const admin = stack.token({ role: 'admin' });
+    expect((await fetch(board, { headers: { authorization: `Bearer ${admin}`, accept: 'text/html' } })).status).toBe(403);
+    expect((await fetch(`${board}?token=${admin}`, { redirect: 'manual' })).status).toBe(403);
+
+    const operator = stack.token({ tenant: 'platform', sub: 'ops', role: 'operator' });
+    const signIn = await fetch(`${board}?token=${operator}`, { redirect: 'manual' });
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.get('location')).toBe('/admin/queues');
+    const cookie = signIn.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^parley_admin_token=[^;]+; Path=\/admin\/queues; HttpOnly; SameSite=Strict/);
+    const sent = cookie.split(';')[0];
+
+    const page = await fetch(board, { headers: { cookie: sent, accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="root">');
+    const api = await fetch(`${board}/api/queues`, { headers: { cookie: sent } });
+    expect(api.status).toBe(200);
+    const listed = (await api.json()) as { queues: Array<{ name: string; readOnlyMode: boolean }> };
+    expect(listed.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(['runs', 'interaction-requests', 'deadlines', 'schedules', 'webhook-deliveries']));
+    expect(listed.queues.every((queue) => queue.readOnlyMode)).toBe(true);
+    // The operator's token opens nothing of a tenant.
+    expect((await stack.http('GET', '/v1/runs', undefined, operator)).status).toBe(403);
+  });
+
+  it('records how late deadlines fire', async () => {
+    const lateness = (text: string): number => sample(text, 'parley_deadline_lateness_seconds_count');
+    const before = lateness(await scrape(stack.interactions));
+    const runId = await stack.startRun('hurried');
+    await stack.waitForStatus(runId, 'finished', 20_000);
+    await waitFor(async () => lateness(await scrape(stack.interactions)) === before + 1, { message: 'a deadline observation' });
+  });
+});
+
+describe('operability: readiness follows Redis', () => {
+  let redis: RedisServer;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    // A short grace: BullMQ workers whose Redis restarted may not close by themselves (see QueueWorker.close).
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent('asker')]), overrides: { opsPort: 0, redisUrl: redis.url, shutdownGraceMs: 500 } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await redis.destroy();
+  });
+
+  it('is not ready while Redis is down, and ready again once it is back', async () => {
+    expect((await getJson(`${opsUrl(stack.worker)}/health/ready`)).status).toBe(200);
+    await redis.kill9();
+    const down = await getJson(`${opsUrl(stack.worker)}/health/ready`);
+    expect(down.status).toBe(503);
+    expect(down.body.ready).toBe(false);
+    expect(down.body.checks.redis).toHaveProperty('error');
+    expect((await getJson(`${opsUrl(stack.worker)}/health/live`)).status).toBe(200);
+    expect((await stack.http('GET', '/health/ready', undefined, null)).status).toBe(503);
+    await redis.restart();
+    await waitFor(async () => (await getJson(`${opsUrl(stack.worker)}/health/ready`)).status === 200, { message: 'ready again', timeoutMs: 20_000 });
+    // And it works again: a new run is taken by the worker and parks on its question.
+    const runId = await stack.startRun('asker');
+    await stack.waitForQuestion(runId);
+  });
+});
