@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig, signToken, type ParleyConfig } from '@parley/platform';
+import { OPS_PORT_DEFAULTS } from '@parley/store';
 import { ensureRedis, redactUrl, type DevRedis } from './dev-redis';
 import { formatLine } from './log-format';
 import { canListen } from './ports';
@@ -106,7 +107,9 @@ function printWelcome(config: ParleyConfig, gatewayUrl: string, redisUrl: string
     '',
     'Parley is running.',
     '',
-    `  Gateway      ${gatewayUrl}   (GET /healthz, socket.io on the same port)`,
+    `  Console      ${gatewayUrl}/?token=${token}`,
+    `  Gateway      ${gatewayUrl}   (HTTP /v1, socket.io /v1, GET /health/ready)`,
+    `  Metrics      http://${config.host}:{${Object.values(OPS_PORT_DEFAULTS).join(',')}}/metrics   (gateway, loop-worker, interaction-service; PARLEY_OPS_PORT)`,
     `  Redis        ${redactUrl(redisUrl)}${redis?.server ? '   (started here: data in .parley/redis, AOF everysec)' : ''}`,
     `  Workers      1 loop-worker process, concurrency ${config.workerConcurrency} (PARLEY_WORKER_CONCURRENCY)`,
     `  Dev token    ${token}`,
