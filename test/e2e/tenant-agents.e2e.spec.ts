@@ -145,7 +145,7 @@ describe('tenant agents', () => {
     await stack.http('POST', `/v1/runs/${askedAgain}/stop`, undefined, admin());
   });
 
-  it('ignores its safe commands until enabled, and the safe-commands route says which are in effect', async () => {
+  it('has no shell (nor its safe commands) until enabled, and the safe-commands route says which are in effect', async () => {
     const shellAgent = {
       name: 'toucher',
       model: { provider: 'scripted', turns: [turn({ name: 'shell', input: { command: 'touch safe.txt' } }), finish('touched')] },
@@ -154,14 +154,23 @@ describe('tenant agents', () => {
       limits: { max_iterations: 5, interaction_timeout_secs: 0 },
     };
     const uploaded = await upload(shellAgent);
-    expect(uploaded.body.agent.inertPowers).toEqual([{ field: 'safe_commands.0', kind: 'safe_command', value: 'touch', reason: 'needs operator enablement' }]);
+    expect(uploaded.body.agent.inertPowers).toEqual([
+      { field: 'tools.0', kind: 'tool', value: 'shell', reason: 'needs operator enablement' },
+      { field: 'safe_commands.0', kind: 'safe_command', value: 'touch', reason: 'needs operator enablement' },
+    ]);
     const entries = async () =>
       (await stack.http('GET', '/v1/approvals/safe-commands?agent=toucher', undefined, member())).body.safeCommands.filter((c: any) => c.entry === 'touch');
     expect(await entries()).toEqual([]);
 
-    const asked = await stack.startRun('toucher', 'touch', admin());
-    expect((await stack.waitForQuestion(asked, 20_000, admin())).prompt.tool).toBe('shell');
-    await stack.http('POST', `/v1/runs/${asked}/stop`, undefined, admin());
+    /** Not enabled: shell is not offered, a call gets the unknown-tool result, and nobody is asked. */
+    const refusedShell = async (): Promise<void> => {
+      const runId = await stack.startRun('toucher', 'touch', admin());
+      const { run, log } = await ended(runId);
+      expect(run.status).toBe('finished');
+      expect(log.filter((entry) => entry.type === 'question')).toEqual([]);
+      expect(JSON.stringify(log.find((entry) => entry.type === 'tool_result' && entry.name === 'shell'))).toContain('unknown tool: shell is not available to this agent');
+    };
+    await refusedShell();
 
     expect((await stack.http('PUT', powersPath('toucher'), { digest: uploaded.body.agent.digest }, operator())).status).toBe(200);
     expect(await entries()).toEqual([{ entry: 'touch', source: 'agent:toucher' }]);
@@ -173,9 +182,26 @@ describe('tenant agents', () => {
     // Revoked: inert again from the next run step.
     expect((await stack.http('DELETE', powersPath('toucher'), undefined, operator())).body).toMatchObject({ revoked: 1, powers: { enabled: false } });
     expect(await entries()).toEqual([]);
-    const again = await stack.startRun('toucher', 'touch', admin());
-    expect((await stack.waitForQuestion(again, 20_000, admin())).prompt.tool).toBe('shell');
-    await stack.http('POST', `/v1/runs/${again}/stop`, undefined, admin());
+    await refusedShell();
+  });
+
+  it('has no http_request and no hosts until enabled, even though every call would ask', async () => {
+    const fetcher = {
+      name: 'fetcher',
+      model: { provider: 'scripted', turns: [turn({ name: 'http_request', input: { method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' } }), finish('fetched')] },
+      tools: ['http_request', 'finish'],
+      http: { allowed_hosts: ['169.254.169.254'] },
+      limits: { max_iterations: 5, interaction_timeout_secs: 0 },
+    };
+    const uploaded = await upload(fetcher);
+    expect(uploaded.body.agent.inertPowers).toEqual([
+      { field: 'tools.0', kind: 'tool', value: 'http_request', reason: 'needs operator enablement' },
+      { field: 'http.allowed_hosts.0', kind: 'allowed_host', value: '169.254.169.254', reason: 'needs operator enablement' },
+    ]);
+    const { run, log } = await ended(await stack.startRun('fetcher', 'fetch', admin()));
+    expect(run.status).toBe('finished');
+    expect(log.filter((entry) => entry.type === 'question')).toEqual([]);
+    expect(JSON.stringify(log.find((entry) => entry.type === 'tool_result' && entry.name === 'http_request'))).toContain('unknown tool: http_request is not available to this agent');
   });
 
   it('a run keeps the version it started with across a re-upload, a deletion and a worker restart', async () => {

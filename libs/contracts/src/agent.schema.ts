@@ -165,14 +165,15 @@ export type UploadAgentBody = z.infer<typeof UploadAgentBodySchema>;
 
 /**
  * A power an uploaded agent grants itself, which stays inert until a platform operator enables
- * that version for the tenant: a safe command, `allow` on a tool with effects, or an unattended
- * policy that would run asked-for calls without a person.
+ * that version for the tenant: a tool that reaches past the workspace (shell, http_request), a host
+ * to call, a safe command, `allow` on a tool with effects, or an unattended policy that would run
+ * asked-for calls without a person.
  */
 export const GatedPowerSchema = z.strictObject({
-  /** Dotted path in the definition: "safe_commands.0", "stages.1.permissions.shell", "unattended_approval". */
+  /** Dotted path in the definition: "tools.2", "http.allowed_hosts.0", "safe_commands.0", "stages.1.permissions.shell", "unattended_approval". */
   field: z.string(),
-  kind: z.enum(['safe_command', 'allow', 'unattended_approval']),
-  /** The safe-command entry, the tool, or "allow". */
+  kind: z.enum(['tool', 'allowed_host', 'safe_command', 'allow', 'unattended_approval']),
+  /** The tool, the host, the safe-command entry, or "allow". */
   value: z.string(),
   reason: z.string(),
 });
