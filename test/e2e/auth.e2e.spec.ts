@@ -174,3 +174,28 @@ describe('service tokens start runs on behalf of a user', () => {
     }
   });
 });
+
+describe('a socket lives no longer than its token', () => {
+  let own: TestStack;
+  beforeAll(async () => {
+    own = await TestStack.start({ overrides: { jwtClockSkewSecs: 0 } });
+  });
+  afterAll(() => own.close());
+
+  it('is closed by the gateway when its token expires, and that token cannot sign in again', async () => {
+    const token = signToken({ tenant: 'acme', sub: 'alice', role: 'member' }, own.config.jwtSecret, 2);
+    const socket = io(`${own.url}/v1`, { auth: { token }, transports: ['websocket'], reconnection: false, forceNew: true });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('connect_error', reject);
+    });
+    const reason = await new Promise<string>((resolve) => socket.once('disconnect', resolve));
+    expect(reason).toBe('io server disconnect');
+    const again = await new Promise<Error>((resolve) => {
+      socket.once('connect_error', resolve);
+      socket.connect();
+    });
+    expect(again.message).toBe('invalid token: token expired');
+    socket.close();
+  });
+});

@@ -99,10 +99,13 @@ describe('HS256 with the shared secret', () => {
   });
 
   it('names the missing or invalid claims', async () => {
-    await expectRefused(verifyToken(hs256({ sub: 'alice', role: 'member' }), SECRET), '', 'token lacks valid claims: tenant');
-    await expectRefused(verifyToken(hs256({ tenant: 'Acme Corp', sub: 'alice', role: 'member' }), SECRET), '', 'tenant');
-    await expectRefused(verifyToken(hs256({ tenant: 'acme', role: 'member' }), SECRET), '', 'sub');
-    await expectRefused(verifyToken(hs256({ tenant: 'acme', sub: 'alice', role: 'root' }), SECRET), '', 'role');
+    const exp = now() + 600;
+    await expectRefused(verifyToken(hs256({ sub: 'alice', role: 'member', exp }), SECRET), '', 'token lacks valid claims: tenant');
+    // A token that never expires could never be taken back.
+    await expectRefused(verifyToken(hs256({ tenant: 'acme', sub: 'alice', role: 'member' }), SECRET), '', 'invalid token: exp claim missing');
+    await expectRefused(verifyToken(hs256({ tenant: 'Acme Corp', sub: 'alice', role: 'member', exp }), SECRET), '', 'tenant');
+    await expectRefused(verifyToken(hs256({ tenant: 'acme', role: 'member', exp }), SECRET), '', 'sub');
+    await expectRefused(verifyToken(hs256({ tenant: 'acme', sub: 'alice', role: 'root', exp }), SECRET), '', 'role');
   });
 
   it('refuses alg none and other HMAC algorithms', async () => {

@@ -84,7 +84,7 @@ export class TokenVerifier {
   private readonly secret?: Uint8Array;
   private readonly keySet?: JWTVerifyGetKey;
   private readonly remote: boolean;
-  private readonly checks: Pick<JWTVerifyOptions, 'issuer' | 'audience' | 'clockTolerance'>;
+  private readonly checks: Pick<JWTVerifyOptions, 'issuer' | 'audience' | 'clockTolerance' | 'requiredClaims'>;
 
   constructor(options: TokenVerifierOptions) {
     const keySetSources = [options.jwksUrl, options.jwksFile, options.jwks].filter((source) => source !== undefined);
@@ -109,6 +109,8 @@ export class TokenVerifier {
       ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
       ...(options.audience === undefined ? {} : { audience: options.audience }),
       clockTolerance: options.clockSkewSecs ?? DEFAULT_CLOCK_SKEW_SECS,
+      // A token that never expires cannot be taken back: refuse it.
+      requiredClaims: ['exp'],
     };
   }
 

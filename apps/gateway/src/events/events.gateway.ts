@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { decodeJwt } from 'jose';
 import {
   ConnectedSocket,
   MessageBody,
@@ -88,6 +89,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       this.auth.authenticate(header).then(
         async (user) => {
           (socket.data as SocketData).user = user;
+          closeAtExpiry(socket, typeof token === 'string' ? token : /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1]);
           // A slot in the tenant's connection count (across gateways); past the limit the handshake is refused.
           const slot = `${this.instanceId}:${socket.id}`;
           await this.store.limits.acquireSocket(user.tenant, slot, this.config.limitSockets);
@@ -297,4 +299,26 @@ function data(socket: Socket): SocketData {
 
 function matches(subscription: Subscription, event: ParleyEvent): boolean {
   return (!subscription.runId || event.runId === subscription.runId) && (!subscription.owner || event.owner === subscription.owner);
+}
+
+/** Longest setTimeout Node honours; a later expiry is checked again when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A socket lives no longer than the token it signed in with: at the token's `exp` the gateway
+ * closes it, and the client's reconnect with the same token is refused. (The token was verified
+ * just before, so reading `exp` needs no second verification.)
+ */
+function closeAtExpiry(socket: Socket, token: string | undefined): void {
+  const exp = token ? decodeJwt(token).exp : undefined;
+  if (exp === undefined) {
+    return;
+  }
+  const arm = (): void => {
+    const left = exp * 1000 - Date.now();
+    const timer = setTimeout(() => (left > MAX_TIMER_MS ? arm() : socket.disconnect(true)), Math.max(0, Math.min(left, MAX_TIMER_MS)));
+    timer.unref();
+    socket.once('disconnect', () => clearTimeout(timer));
+  };
+  arm();
 }
