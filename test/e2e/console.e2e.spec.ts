@@ -111,7 +111,7 @@ describe('the web console, in a real browser', () => {
       expect(index.headers.get('cache-control')).toBe('no-cache');
       const csp = index.headers.get('content-security-policy') ?? '';
       expect(csp).toContain("script-src 'self'");
-      expect(csp).toContain("connect-src 'self' ws: wss:");
+      expect(csp).toContain("connect-src 'self';");
       expect(csp).toContain("frame-ancestors 'none'");
       const html = await index.text();
       const asset = /src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
@@ -190,6 +190,26 @@ describe('the web console, in a real browser', () => {
       await page.getByTestId('token-input').fill(ada());
       await page.getByTestId('sign-in').click();
       await expect(page.getByTestId('whoami').textContent()).resolves.toMatch(/acme\s*·\s*ada\s*·\s*admin/);
+    });
+
+    it('asks before a ?token= link switches a signed-in tab to another identity', async () => {
+      const page = await open(alice(), '/runs');
+      await expect(page.getByTestId('whoami').textContent()).resolves.toMatch(/acme\s*·\s*alice/);
+      const stranger = stack.token({ tenant: 'globex', sub: 'mallory', role: 'admin' });
+      const dialogs: string[] = [];
+
+      page.once('dialog', (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.dismiss();
+      });
+      await page.goto(`${stack.url}/runs?token=${encodeURIComponent(stranger)}`);
+      await expect(page.getByTestId('whoami').textContent()).resolves.toMatch(/acme\s*·\s*alice/);
+      expect(page.url()).not.toContain('token');
+      expect(dialogs[0]).toContain('mallory (admin) of tenant globex');
+
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.goto(`${stack.url}/runs?token=${encodeURIComponent(stranger)}`);
+      await expect(page.getByTestId('whoami').textContent()).resolves.toMatch(/globex\s*·\s*mallory/);
     });
 
     it('shows the approval queue to admins only', async () => {

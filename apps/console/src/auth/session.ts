@@ -74,19 +74,37 @@ export function takeTokenFromUrl(): string | undefined {
   return token;
 }
 
-/** The session to start with: a `?token=` link first, then the tab's stored token. */
-export function loadSession(): { session?: Session; problem?: string } {
+/**
+ * The session to start with: a `?token=` link first, then the tab's stored token. A link that would
+ * switch a signed-in tab to another identity (someone else's link, e.g. in a document an agent
+ * wrote) must be confirmed: otherwise what this person types next could go to another tenant.
+ */
+export function loadSession(confirmSwitch: (from: Identity, to: Identity) => boolean = askToSwitch): { session?: Session; problem?: string } {
+  const stored = window.sessionStorage.getItem(STORAGE_KEY);
+  const current = stored === null ? undefined : sessionFrom(stored);
+  const currentSession = current && 'session' in current ? current.session : undefined;
   const fromUrl = takeTokenFromUrl();
   if (fromUrl !== undefined) {
     const result = sessionFrom(fromUrl);
     if ('session' in result) {
+      if (currentSession && !sameIdentity(currentSession.identity, result.session.identity) && !confirmSwitch(currentSession.identity, result.session.identity)) {
+        return { session: currentSession };
+      }
       saveSession(result.session);
     }
     return result;
   }
-  const stored = window.sessionStorage.getItem(STORAGE_KEY);
-  const result = stored === null ? undefined : sessionFrom(stored);
-  return result && 'session' in result ? result : {};
+  return currentSession ? { session: currentSession } : {};
+}
+
+function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.tenant === b.tenant && a.sub === b.sub && a.role === b.role;
+}
+
+function askToSwitch(from: Identity, to: Identity): boolean {
+  return window.confirm(
+    `This link signs you in as ${to.sub} (${to.role}) of tenant ${to.tenant}, instead of ${from.sub} (${from.role}) of tenant ${from.tenant}. Switch?`,
+  );
 }
 
 export function saveSession(session: Session): void {
