@@ -41,7 +41,7 @@ describe('tenants never see each other', () => {
     approvalId = (await stack.waitForQuestion(approvalRunId, 20_000, aMember())).id;
     deliveryId = await waitFor(async () => (await stack.http('GET', `/v1/webhooks/${webhookId}/deliveries`, undefined, aRoot)).body.deliveries[0]?.id, { message: "A's first webhook delivery" });
     const aAdmin = stack.token({ tenant: 'acme', sub: 'ada', role: 'admin' });
-    await stack.http('PUT', '/v1/agents/secretagent', { definition: { ...askerAgent('secretagent'), permissions: {} } }, aAdmin);
+    expect((await stack.http('PUT', '/v1/agents/secretagent', { definition: { ...askerAgent('secretagent'), permissions: {} } }, aAdmin)).status).toBe(201);
   });
 
   afterAll(() => stack.close());
@@ -94,6 +94,8 @@ describe('tenants never see each other', () => {
         const text = JSON.stringify(res.body);
         expect(text).not.toContain(runId);
         expect(text).not.toContain(approvalRunId);
+        expect(text).not.toContain(webhookId);
+        expect(text).not.toContain(deliveryId);
         expect(text).not.toContain('secret');
       }
     }
