@@ -95,6 +95,22 @@ describe('worker takeover across processes (default lease)', () => {
       expect(h.unexpectedExits()).toEqual([]);
     }));
 
+  it('SIGTERM mid-step: the worker takes no new job, finishes its step, and exits; nothing is lost', () =>
+    h.diagnose(async () => {
+      const { runId, first, holder } = await runInMidStep();
+      const worker = h.workerById(holder);
+      const stopping = worker.stop(30_000);
+      first.respond(200, 'finished during shutdown');
+      expect(await stopping).toBe('stopped');
+
+      // The step it was in was recorded once, and no other worker called the tool again.
+      const log = await answerAndFinish(runId, 'done');
+      expectEachStepOnce(log, first.idempotencyKey, 'finished during shutdown');
+      expect(tool.requests.filter((request) => request.idempotencyKey === first.idempotencyKey)).toHaveLength(1);
+      await worker.restart();
+      expect(h.unexpectedExits()).toEqual([]);
+    }));
+
   it('fences a paused worker: once another took over, it appends nothing when it wakes up', () =>
     h.diagnose(async () => {
       const { runId, first, holder } = await runInMidStep();
