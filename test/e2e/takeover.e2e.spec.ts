@@ -95,7 +95,7 @@ describe('worker takeover across processes (default lease)', () => {
       expect(h.unexpectedExits()).toEqual([]);
     }));
 
-  it('SIGTERM mid-step: the worker takes no new job, finishes its step, and exits; nothing is lost', () =>
+  it('SIGTERM mid-step: the worker finishes its step and exits; nothing is lost or repeated', () =>
     h.diagnose(async () => {
       const { runId, first, holder } = await runInMidStep();
       const worker = h.workerById(holder);
