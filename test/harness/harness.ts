@@ -6,7 +6,7 @@ import { transformFileSync } from '@swc/core';
 import { Redis } from 'ioredis';
 import { stringify } from 'yaml';
 import type { AnswerBody, LogEntry, ParleyEvent, Role } from '@parley/contracts';
-import { signToken } from '@parley/platform';
+import { createRedis, signToken, type RedisClient } from '@parley/platform';
 import { RedisKeys } from '@parley/store';
 import { freePort } from '../../scripts/ports';
 import { EventClient, type EventClientOptions } from './event.client';
@@ -27,13 +27,15 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** @defaultValue REDIS_URL, else redis://127.0.0.1:6379 */
   redisUrl?: string;
+  /** Redis Cluster seed nodes (host:port): the services get REDIS_CLUSTER_NODES, the harness a cluster client. */
+  redisClusterNodes?: string[];
   /** @defaultValue 'info' */
   logLevel?: string;
 }
 
 const ROOT = resolve(__dirname, '..', '..');
 /** Variables of the developer's shell that must not leak into a service of the harness. */
-const OWN_ENV = /^(PARLEY_|REDIS_URL$|PORT$|LOG_LEVEL$|ANTHROPIC_)/;
+const OWN_ENV = /^(PARLEY_|REDIS_URL$|REDIS_CLUSTER_NODES$|PORT$|LOG_LEVEL$|ANTHROPIC_)/;
 const CACHE_LIMIT = 5000;
 
 /** Services still running when the test process exits are killed by pid, whatever failed before. */
@@ -50,7 +52,7 @@ export class Harness {
   readonly prefix: string;
   readonly tenant: string;
   readonly secret = `harness-${randomUUID()}`;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: RedisKeys;
   readonly gateways: ServiceProcess[] = [];
   readonly workers: ServiceProcess[] = [];
@@ -69,8 +71,8 @@ export class Harness {
     const id = randomUUID().slice(0, 8);
     this.prefix = `h-${options.name}-${id}`;
     this.tenant = `t${id}`;
-    this.redis = new Redis(this.redisUrl);
-    this.keys = new RedisKeys(this.prefix);
+    this.redis = options.redisClusterNodes ? createRedis({ redisUrl: this.redisUrl, redisClusterNodes: options.redisClusterNodes }) : new Redis(this.redisUrl);
+    this.keys = new RedisKeys(this.prefix, { cluster: Boolean(options.redisClusterNodes) });
   }
 
   get redisUrl(): string {
@@ -237,14 +239,17 @@ export class Harness {
     await Promise.all(this.services().map((service) => service.stop()));
     await Promise.all(this.services().map((service) => service.closeLog()));
     const alive = this.exits.map((exit) => exit.pid).filter(isAlive);
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) {
-        await this.redis.unlink(...keys);
-      }
-    } while (cursor !== '0');
+    // A cluster is the test's own and goes with it; a scan there would cover one node only.
+    if (!this.options.redisClusterNodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) {
+          await this.redis.unlink(...keys);
+        }
+      } while (cursor !== '0');
+    }
     await this.redis.quit();
     if (this.failed || this.unexpectedExits().length > 0 || process.env.PARLEY_HARNESS_KEEP_LOGS) {
       console.log(this.describe());
@@ -287,6 +292,7 @@ export class Harness {
     return {
       ...inherited,
       REDIS_URL: this.redisUrl,
+      ...(this.options.redisClusterNodes ? { REDIS_CLUSTER_NODES: this.options.redisClusterNodes.join(',') } : {}),
       PARLEY_PREFIX: this.prefix,
       PARLEY_JWT_SECRET: this.secret,
       PARLEY_AGENTS_DIR: this.agentsDir,

@@ -7,9 +7,21 @@ const DEV_SECRET = 'parley-dev-secret-change-me';
 /** An unset variable and one set to "" (as compose files often do) mean the same: not configured. */
 const unsetIfEmpty = (value: unknown): unknown => (value === '' ? undefined : value);
 
+/** One Redis Cluster node: host (or [IPv6]) and port 1–65535. */
+const CLUSTER_NODE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/;
+
 /** Every environment variable Parley reads, declared and validated in one place. */
 const EnvSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** Redis Cluster: some of its nodes (host:port, comma-separated); REDIS_URL then gives only user, password and TLS. */
+  REDIS_CLUSTER_NODES: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .transform((list) => list.split(',').map((node) => node.trim()))
+      .pipe(z.array(z.string().regex(CLUSTER_NODE, 'must be host:port with a port from 1 to 65535')).min(1).max(64))
+      .optional(),
+  ),
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
   PARLEY_JWT_SECRET: z.string().min(16).default(DEV_SECRET),
   /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
@@ -25,6 +37,8 @@ const EnvSchema = z.object({
   PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
   /** Short enough that a dead worker's run is taken over within ~5 s (lease, then one stalled check). */
   PARLEY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(3_000),
+  /** How often the interaction-service's sweeper looks for runs and interactions whose job was lost. */
+  PARLEY_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   /** Names a loop-worker in its logs and in the `worker` field of the runs it advances. */
   PARLEY_WORKER_ID: z.preprocess(unsetIfEmpty, z.string().regex(/^[A-Za-z0-9_.:@-]{1,128}$/).optional()),
   PARLEY_WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024),
@@ -62,6 +76,8 @@ const EnvSchema = z.object({
 
 export interface ParleyConfig {
   redisUrl: string;
+  /** Cluster mode when set: seed nodes (host:port) of a Redis Cluster; see docs/cluster.md. */
+  redisClusterNodes?: string[];
   /** Namespace of every Redis key and BullMQ queue of this deployment. */
   prefix: string;
   /** HS256 secret: dev tokens (CLI, `npm start`) are signed with it. */
@@ -89,6 +105,7 @@ export interface ParleyConfig {
   port: number;
   workerConcurrency: number;
   leaseMs: number;
+  sweepMs: number;
   /** This process as a loop-worker: PARLEY_WORKER_ID, or hostname:pid. */
   workerId: string;
   workspaceMaxFileBytes: number;
@@ -148,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const acceptSecretTokens = !usingKeySet || env.PARLEY_JWT_SECRET !== undefined;
   return {
     redisUrl: e.REDIS_URL,
+    ...(e.REDIS_CLUSTER_NODES ? { redisClusterNodes: e.REDIS_CLUSTER_NODES } : {}),
     prefix: e.PARLEY_PREFIX,
     jwtSecret: e.PARLEY_JWT_SECRET,
     acceptSecretTokens,
@@ -162,6 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: e.PORT,
     workerConcurrency: e.PARLEY_WORKER_CONCURRENCY,
     leaseMs: e.PARLEY_LEASE_MS,
+    sweepMs: e.PARLEY_SWEEP_MS,
     workerId: e.PARLEY_WORKER_ID ?? `${hostname()}:${process.pid}`,
     workspaceMaxFileBytes: e.PARLEY_WORKSPACE_MAX_FILE_BYTES,
     workspaceMaxBytes: e.PARLEY_WORKSPACE_MAX_BYTES,

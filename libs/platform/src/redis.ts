@@ -1,14 +1,60 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+
+/** A connection to a single Redis or to a Redis Cluster: both speak every command Parley sends. */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: REDIS_URL, or in cluster mode the seed nodes of REDIS_CLUSTER_NODES. */
+export interface RedisTarget {
+  redisUrl: string;
+  /** host:port of some cluster nodes (the rest are discovered); set = cluster mode. */
+  redisClusterNodes?: string[];
+}
 
 /**
  * One place that opens Redis connections. BullMQ workers need `maxRetriesPerRequest: null`;
  * request/response clients keep a bound so a dead Redis surfaces as an error, not a hang.
+ * A plain URL always opens a single connection; a target with cluster nodes opens an ioredis
+ * Cluster, which follows MOVED/ASK redirections and takes its credentials and TLS from REDIS_URL.
  */
-export function createRedis(url: string, kind: 'command' | 'blocking' = 'command', extra: RedisOptions = {}): Redis {
-  return new Redis(url, {
+export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: RedisOptions): Redis;
+export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
+export function createRedis(target: string | RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
+export function createRedis(target: string | RedisTarget, kind: 'command' | 'blocking' = 'command', extra: RedisOptions = {}): RedisClient {
+  const options: RedisOptions = {
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
     enableAutoPipelining: kind === 'command',
     lazyConnect: false,
     ...extra,
+  };
+  if (typeof target === 'string' || !target.redisClusterNodes?.length) {
+    return new Redis(typeof target === 'string' ? target : target.redisUrl, options);
+  }
+  const { enableAutoPipelining, lazyConnect, ...perNode } = options;
+  return new Cluster(target.redisClusterNodes.map(parseNode), {
+    enableAutoPipelining,
+    lazyConnect,
+    // Reads go to masters: a run's state must be read where it was just written.
+    scaleReads: 'master',
+    redisOptions: { ...credentialsOf(target.redisUrl), ...perNode },
   });
+}
+
+/** "host:port" (an IPv6 host in brackets: "[::1]:7000"). */
+export function parseNode(node: string): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(node.trim());
+  const port = Number(match?.[2]);
+  if (!match || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new Error(`not a cluster node (host:port): ${JSON.stringify(node)}`);
+  }
+  return { host: match[1], port };
+}
+
+/** What every cluster node connection takes from REDIS_URL: user, password, TLS (rediss://). */
+function credentialsOf(url: string): RedisOptions {
+  const parsed = new URL(url);
+  return {
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
 }

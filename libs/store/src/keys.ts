@@ -4,7 +4,11 @@
  * them all atomically.
  */
 export class RedisKeys {
-  constructor(readonly prefix: string) {}
+  /** `cluster`: the layout for Redis Cluster, where BullMQ's keys need a hash tag too (see bullPrefix). */
+  constructor(
+    readonly prefix: string,
+    readonly options: { cluster?: boolean } = {},
+  ) {}
 
   private tenant(tenant: string): string {
     return `${this.prefix}:{t:${tenant}}`;
@@ -137,9 +141,14 @@ export class RedisKeys {
   eventsChannel(): string {
     return `${this.prefix}:events`;
   }
-  /** BullMQ prefix of this deployment's queues. */
+  /**
+   * BullMQ prefix of this deployment's queues. A BullMQ script touches many keys of its queue, so on
+   * a cluster they need one hash tag: one for all queues of the deployment (they share a slot, and so
+   * a node). Keys still start with the prefix, so a scan by prefix finds them. A single Redis keeps
+   * the untagged prefix, so switching needs no migration there (moving to a cluster moves the data anyway).
+   */
   bullPrefix(): string {
-    return `${this.prefix}:bull`;
+    return this.options.cluster ? `${this.prefix}:{${this.prefix}:bull}` : `${this.prefix}:bull`;
   }
 
   /** The tenant's webhook endpoints: id → endpoint JSON (with its secret). */

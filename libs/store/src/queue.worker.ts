@@ -1,6 +1,6 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
-import { createRedis, type ParleyConfig } from '@parley/platform';
+import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platform';
 
 /** A BullMQ worker with its own blocking connection, closed with it. */
 export class QueueWorker<T> {
@@ -8,12 +8,12 @@ export class QueueWorker<T> {
   readonly worker: Worker<T>;
 
   constructor(
-    redisUrl: string,
+    redis: string | RedisTarget,
     queue: string,
     handler: (job: Job<T>, token?: string) => Promise<unknown>,
     options: Omit<WorkerOptions, 'connection'>,
   ) {
-    this.connection = createRedis(redisUrl, 'blocking');
+    this.connection = createRedis(redis, 'blocking');
     this.worker = new Worker<T>(queue, handler, { ...options, connection: this.connection });
   }
 
@@ -72,7 +72,7 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApp
   protected watch(_worker: Worker<T>): void {}
 
   onApplicationBootstrap(): void {
-    this.queueWorker = new QueueWorker<T>(this.config.redisUrl, this.queueName, (job, token) => this.process(job, token), this.options);
+    this.queueWorker = new QueueWorker<T>(this.config, this.queueName, (job, token) => this.process(job, token), this.options);
     this.queueWorker.worker.on('error', (error) => this.logger.error(`worker error: ${error.message}`));
     this.watch(this.queueWorker.worker);
   }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@parley/platform';
 
 type Arg = string | number;
 type ScriptFn = (...args: Arg[]) => Promise<unknown>;
@@ -45,7 +45,7 @@ function source(file: string): string {
 export class Scripts {
   private readonly commands: Record<ScriptName, ScriptFn>;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     const commands: Partial<Record<ScriptName, ScriptFn>> = {};
     for (const [name, { file, keys }] of Object.entries(SCRIPTS) as Array<[ScriptName, { file: string; keys: number }]>) {
       const command = `parley_${name}`;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@parley/platform';
 import type { EventDraft } from '@parley/contracts';
 import { RedisKeys } from './keys';
 import { Scripts } from './scripts';
@@ -8,6 +8,8 @@ export interface StoreOptions {
   eventsMaxLen: number;
   retentionSecs: number;
   leaseMs: number;
+  /** Redis Cluster layout (tagged BullMQ prefix). */
+  cluster?: boolean;
 }
 
 /** The resources every repository shares: one client, the key layout, the scripts, the limits. */
@@ -17,10 +19,10 @@ export class StoreContext {
   private readonly knownTenants = new Set<string>();
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: RedisClient,
     readonly options: StoreOptions,
   ) {
-    this.keys = new RedisKeys(options.prefix);
+    this.keys = new RedisKeys(options.prefix, { cluster: options.cluster });
     this.scripts = new Scripts(redis);
   }
 

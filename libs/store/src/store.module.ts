@@ -1,6 +1,5 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import { createRedis, type ParleyConfig } from '@parley/platform';
+import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { ParleyQueues } from './queues';
 import { ParleyStore } from './store';
 import { RunControl } from './run.control';
@@ -14,8 +13,8 @@ export const QUEUE_REDIS = Symbol('QUEUE_REDIS');
 @Module({})
 export class StoreModule implements OnApplicationShutdown {
   constructor(
-    @Inject(REDIS) private readonly redis: Redis,
-    @Inject(QUEUE_REDIS) private readonly queueRedis: Redis,
+    @Inject(REDIS) private readonly redis: RedisClient,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: RedisClient,
     private readonly queues: ParleyQueues,
   ) {}
 
@@ -24,23 +23,24 @@ export class StoreModule implements OnApplicationShutdown {
       module: StoreModule,
       providers: [
         { provide: PARLEY_CONFIG, useValue: config },
-        { provide: REDIS, useFactory: () => createRedis(config.redisUrl) },
-        { provide: QUEUE_REDIS, useFactory: () => createRedis(config.redisUrl, 'blocking') },
+        { provide: REDIS, useFactory: () => createRedis(config) },
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(config, 'blocking') },
         {
           provide: ParleyStore,
           inject: [REDIS],
-          useFactory: (redis: Redis) =>
+          useFactory: (redis: RedisClient) =>
             new ParleyStore(redis, {
               prefix: config.prefix,
               eventsMaxLen: config.eventsMaxLen,
               retentionSecs: config.retentionSecs,
               leaseMs: config.leaseMs,
+              cluster: Boolean(config.redisClusterNodes?.length),
             }),
         },
         {
           provide: ParleyQueues,
           inject: [QUEUE_REDIS, ParleyStore],
-          useFactory: (redis: Redis, store: ParleyStore) => new ParleyQueues(redis, store.ctx.keys.bullPrefix()),
+          useFactory: (redis: RedisClient, store: ParleyStore) => new ParleyQueues(redis, store.ctx.keys.bullPrefix()),
         },
         { provide: RunControl, inject: [ParleyStore, ParleyQueues], useFactory: (store: ParleyStore, queues: ParleyQueues) => new RunControl(store, queues) },
       ],

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@parley/platform';
 import { EventRepository } from './event.repository';
 import { InteractionRepository } from './interaction.repository';
 import { LimitsRepository } from './limits/limits.repository';
@@ -13,7 +13,7 @@ export class ParleyStore {
   readonly events: EventRepository;
   readonly limits: LimitsRepository;
 
-  constructor(redis: Redis, options: StoreOptions) {
+  constructor(redis: RedisClient, options: StoreOptions) {
     this.ctx = new StoreContext(redis, options);
     this.runs = new RunRepository(this.ctx);
     this.interactions = new InteractionRepository(this.ctx);

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { ParleyEvent } from '@parley/contracts';
-import { createRedis, type ParleyConfig } from '@parley/platform';
+import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore } from '@parley/store';
 
 type Listener = (event: ParleyEvent) => void;
@@ -14,7 +13,7 @@ type Listener = (event: ParleyEvent) => void;
 @Injectable()
 export class EventFeed implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(EventFeed.name);
-  private readonly subscriber: Redis;
+  private readonly subscriber: RedisClient;
   private readonly listeners = new Set<Listener>();
   private readonly tenants = new Map<string, { lastSeq: number; chain: Promise<void> }>();
   private connectedOnce = false;
@@ -23,7 +22,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
     private readonly store: ParleyStore,
   ) {
-    this.subscriber = createRedis(config.redisUrl, 'blocking', { enableAutoPipelining: false });
+    this.subscriber = createRedis(config, 'blocking', { enableAutoPipelining: false });
   }
 
   async onModuleInit(): Promise<void> {

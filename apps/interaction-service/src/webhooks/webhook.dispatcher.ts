@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { ParleyEvent } from '@parley/contracts';
-import { createRedis, type ParleyConfig } from '@parley/platform';
+import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore } from '@parley/store';
 import { WebhookRouter } from './webhook.router';
 
@@ -11,33 +10,43 @@ type Entry = [id: string, fields: string[] | null];
 type StreamReply = Array<[key: string, entries: Entry[]]>;
 
 const BATCH = 100;
-/** Upper bound of one blocking read; a change of tenants interrupts it earlier (CLIENT UNBLOCK). */
+/** Upper bound of one blocking read of the control stream. */
 const BLOCK_MS = 30_000;
 /** A consumer that has nothing pending and has not read for this long is removed from the group. */
 const DEAD_CONSUMER_MS = 3600_000;
+/** How soon a tenant whose read failed (not NOGROUP) is read again. */
+const RETRY_MS = 1000;
+/** Every event JSON starts like this (includes/emit.lua): the tenant is found without parsing the rest. */
+const TENANT_OF = /^\{"seq":\d+,"tenant":"([^"\\]+)"/;
 
 /**
  * Reads the event streams of the tenants that have webhook endpoints, as one consumer of a group
- * shared by every interaction-service, so each event is routed once. One blocking XREADGROUP covers
- * all those tenants; tenants without endpoints are not read at all. A second connection blocks on
- * the control stream: when an endpoint is created or changed it refreshes the tenant list and
- * unblocks the read. Entries are acknowledged only after their delivery jobs are queued; entries a
- * dead process left unacknowledged are taken over (XAUTOCLAIM) at start and then periodically.
+ * shared by every interaction-service, so each event is routed once. Nothing polls: the dispatcher
+ * listens on the deployment's event channel (every event is published there by the script that
+ * wrote it) and reads a tenant's stream (XREADGROUP, not blocking) when an event of that tenant
+ * went by. Wake-ups are coalesced: a tenant is marked due once, however many events arrive while
+ * it waits or is being read. Each read covers one stream, so it works on a Redis Cluster, where a
+ * read over several tenants' streams is refused (CROSSSLOT). Pub/sub can drop messages while the
+ * subscriber reconnects, so a (re)subscribe, a tenant list change and every housekeeping pass
+ * read every tenant once. A second connection blocks on the control stream: when an endpoint is
+ * created or changed it refreshes the tenant list. Entries are acknowledged only after their
+ * delivery jobs are queued; entries a dead process left unacknowledged are taken over (XAUTOCLAIM)
+ * at start and then periodically.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhookDispatcher.name);
   readonly consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  private reader?: Redis;
-  private control?: Redis;
-  private tenants: string[] = [];
+  private subscriber?: RedisClient;
+  private control?: RedisClient;
+  private tenants = new Set<string>();
+  /** Tenants whose streams may hold entries not read yet, oldest mark first. */
+  private readonly due = new Set<string>();
+  private draining?: Promise<void>;
   private stopped = false;
-  /** Bumped by every pass of the read loop, so an unblock knows its read was interrupted. */
-  private pass = 0;
-  private changed = false;
-  private readerClientId?: number;
-  private wake?: () => void;
+  private subscribedOnce = false;
   private timer?: NodeJS.Timeout;
+  private readonly retries = new Set<NodeJS.Timeout>();
   private readonly loops: Array<Promise<void>> = [];
   private housekeeping?: Promise<void>;
 
@@ -49,12 +58,22 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.reader = createRedis(this.config.redisUrl, 'blocking');
-    this.control = createRedis(this.config.redisUrl, 'blocking');
-    // The control tail first, then the tenant list: a change in between is seen by the control loop.
+    this.subscriber = createRedis(this.config, 'blocking', { enableAutoPipelining: false });
+    this.control = createRedis(this.config, 'blocking');
+    this.subscriber.on('message', (_channel: string, message: string) => this.onEvent(message));
+    this.subscriber.on('ready', () => {
+      if (this.subscribedOnce) {
+        this.markAll();
+      }
+    });
+    // Subscribed first, then the tenant list and a read of each: an event written in between is
+    // either in that read or announced on the channel.
+    await this.subscriber.subscribe(this.store.ctx.keys.eventsChannel());
+    this.subscribedOnce = true;
+    // The control tail before the tenant list: a change in between is seen by the control loop.
     const tail = await this.webhooks.subscriptions.controlTail();
-    this.tenants = await this.webhooks.subscriptions.tenants();
-    this.loops.push(this.readLoop(), this.controlLoop(tail));
+    this.setTenants(await this.webhooks.subscriptions.tenants());
+    this.loops.push(this.controlLoop(tail));
     this.startHousekeeping();
     this.timer = setInterval(() => this.startHousekeeping(), this.config.webhookClaimIdleMs);
   }
@@ -62,59 +81,89 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    this.wake?.();
-    this.reader?.disconnect();
+    this.retries.forEach((retry) => clearTimeout(retry));
+    this.subscriber?.disconnect();
     this.control?.disconnect();
-    await Promise.allSettled([...this.loops, this.housekeeping]);
+    await Promise.allSettled([...this.loops, this.housekeeping, this.draining]);
   }
 
-  private async readLoop(): Promise<void> {
-    while (!this.stopped) {
-      this.pass++;
-      this.changed = false;
-      if (this.tenants.length === 0) {
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-          if (this.changed || this.stopped) {
-            resolve();
-          }
-        });
-        this.wake = undefined;
+  private onEvent(message: string): void {
+    const tenant = TENANT_OF.exec(message)?.[1] ?? tenantOf(message);
+    if (tenant !== undefined && this.tenants.has(tenant)) {
+      this.mark(tenant);
+    }
+  }
+
+  private mark(tenant: string): void {
+    this.due.add(tenant);
+    this.kick();
+  }
+
+  private markAll(): void {
+    this.tenants.forEach((tenant) => this.due.add(tenant));
+    this.kick();
+  }
+
+  /** One drain at a time; a mark made while it runs is picked up by it, or by the next one. */
+  private kick(): void {
+    if (this.stopped || this.draining || this.due.size === 0) {
+      return;
+    }
+    this.draining = this.drain().finally(() => {
+      this.draining = undefined;
+      this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped && this.due.size > 0) {
+      const tenant = this.due.values().next().value as string;
+      this.due.delete(tenant);
+      if (!this.tenants.has(tenant)) {
         continue;
       }
-      const tenants = this.tenants;
-      const streams = tenants.map((tenant) => this.store.ctx.keys.tenantEvents(tenant));
       try {
-        // Asked on every pass: a reconnect gives the connection a new id.
-        const reader = this.reader!;
-        this.readerClientId = Number(await reader.client('ID'));
-        const reply = await reader.xreadgroup(
-          'GROUP',
-          WEBHOOK_GROUP,
-          this.consumer,
-          'COUNT',
-          BATCH,
-          'BLOCK',
-          BLOCK_MS,
-          'STREAMS',
-          ...streams,
-          ...streams.map(() => '>'),
-        );
-        for (const [stream, entries] of reply ?? []) {
-          await this.handle(tenants[streams.indexOf(stream)], stream, entries);
+        if (await this.readTenant(tenant)) {
+          // A full batch: there may be more. Marked again, behind the tenants already due.
+          this.due.add(tenant);
         }
       } catch (error) {
         if (this.stopped) {
           return;
         }
         if (String(error).includes('NOGROUP')) {
-          await this.createMissingGroups(tenants);
+          await this.createMissingGroups([tenant]);
         } else {
-          this.logger.warn(`reading event streams: ${String(error)}`);
-          await this.pause(1000);
+          this.logger.warn(`reading the event stream of tenant ${tenant}: ${String(error)}`);
+          this.retryLater(tenant);
         }
       }
     }
+  }
+
+  /** Reads and routes one batch of the tenant's new entries; true when the batch was full. */
+  private async readTenant(tenant: string): Promise<boolean> {
+    const stream = this.store.ctx.keys.tenantEvents(tenant);
+    const reply: StreamReply | null = await this.store.ctx.redis.xreadgroup('GROUP', WEBHOOK_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', stream, '>');
+    const entries = reply?.[0]?.[1] ?? [];
+    await this.handle(tenant, stream, entries);
+    return entries.length >= BATCH;
+  }
+
+  private retryLater(tenant: string): void {
+    const retry = setTimeout(() => {
+      this.retries.delete(retry);
+      this.mark(tenant);
+    }, RETRY_MS);
+    retry.unref();
+    this.retries.add(retry);
+  }
+
+  private setTenants(tenants: string[]): void {
+    const added = tenants.filter((tenant) => !this.tenants.has(tenant));
+    this.tenants = new Set(tenants);
+    added.forEach((tenant) => this.due.add(tenant));
+    this.kick();
   }
 
   private async controlLoop(from: string): Promise<void> {
@@ -137,30 +186,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     }
   }
 
-  /** Reloads the tenant list; if it changed, interrupts the blocked read so the next one covers the new list. */
+  /** Reloads the tenant list; a tenant new to it is read at once. */
   private async refresh(): Promise<void> {
-    const tenants = (await this.webhooks.subscriptions.tenants()).sort();
-    if (tenants.join('\n') === [...this.tenants].sort().join('\n')) {
-      return;
-    }
-    this.tenants = tenants;
-    this.changed = true;
-    this.wake?.();
-    await this.interruptRead();
-  }
-
-  /**
-   * CLIENT UNBLOCK only reaches a read that is already blocked: one sent just before the read
-   * arrives is lost, so it is repeated until the read loop has started a new pass.
-   */
-  private async interruptRead(): Promise<void> {
-    const pass = this.pass;
-    for (let i = 0; i < 50 && this.pass === pass && this.changed && !this.stopped; i++) {
-      if (this.readerClientId !== undefined) {
-        await this.store.ctx.redis.client('UNBLOCK', this.readerClientId);
-      }
-      await this.pause(20);
-    }
+    this.setTenants(await this.webhooks.subscriptions.tenants());
   }
 
   /** Routes a batch of one tenant's entries and acknowledges the ones routed. */
@@ -207,6 +235,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         await this.dropDeadConsumers(tenant);
       }
       await this.refresh();
+      // Safety net for a wake-up pub/sub dropped (e.g. a cluster node's failover under the subscriber).
+      this.markAll();
     } catch (error) {
       if (!this.stopped) {
         this.logger.warn(`webhook housekeeping: ${String(error)}`);
@@ -261,5 +291,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  }
+}
+
+/** The tenant of an event message that does not start the usual way (undefined if it is not an event). */
+function tenantOf(message: string): string | undefined {
+  try {
+    const tenant = (JSON.parse(message) as Partial<ParleyEvent>).tenant;
+    return typeof tenant === 'string' ? tenant : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@parley/platform';
 
 /** The tenant-agent scripts (in ../scripts, next to the others, so the build ships them) and their key counts. */
 const AGENT_SCRIPTS = {
@@ -17,7 +17,7 @@ const DIR = join(__dirname, '..', 'scripts');
 
 /** Registers the tenant-agent scripts on a client as EVALSHA commands, like the store's Scripts. */
 export class AgentScripts {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     for (const [name, { file, keys }] of Object.entries(AGENT_SCRIPTS)) {
       if (!(`parley_${name}` in redis)) {
         redis.defineCommand(`parley_${name}`, { lua: readFileSync(join(DIR, file), 'utf8'), numberOfKeys: keys });

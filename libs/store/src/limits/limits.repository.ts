@@ -106,14 +106,13 @@ export class LimitsRepository {
     if (members.size === 0) {
       return;
     }
-    const pipeline = this.ctx.redis.pipeline();
     const expiry = now + SOCKET_SLOT_TTL_MS;
-    for (const [tenant, list] of members) {
-      if (list.length > 0) {
-        pipeline.zadd(this.ctx.keys.tenantSockets(tenant), ...list.flatMap((member) => [expiry, member]));
-      }
-    }
-    await pipeline.exec();
+    // One command per tenant, not one pipeline: on a cluster the tenants' slots are on several nodes.
+    await Promise.all(
+      [...members]
+        .filter(([, list]) => list.length > 0)
+        .map(([tenant, list]) => this.ctx.redis.zadd(this.ctx.keys.tenantSockets(tenant), ...list.flatMap((member) => [expiry, member]))),
+    );
   }
 
   async releaseSocket(tenant: string, member: string): Promise<void> {

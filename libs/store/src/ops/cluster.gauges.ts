@@ -10,18 +10,13 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
  */
 export async function readClusterGauges(ctx: StoreContext, queues: readonly Queue[]): Promise<ClusterGauges> {
   const tenants = await ctx.redis.smembers(ctx.keys.tenants());
-  const pipeline = ctx.redis.pipeline();
-  for (const tenant of tenants) {
-    pipeline.hgetall(ctx.keys.gauges(tenant));
-  }
-  const hashes = tenants.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+  // One command per tenant, not one pipeline: on a cluster the tenants' slots are on several nodes.
+  // The connection auto-pipelines them (per node).
+  const hashes = await Promise.all(tenants.map((tenant) => ctx.redis.hgetall(ctx.keys.gauges(tenant))));
   let parkedRuns = 0;
   const openInteractions: Record<string, number> = {};
-  for (const [error, hash] of hashes) {
-    if (error) {
-      throw error;
-    }
-    for (const [field, value] of Object.entries(hash as Record<string, string>)) {
+  for (const hash of hashes) {
+    for (const [field, value] of Object.entries(hash)) {
       if (field === 'parked') {
         parkedRuns += Number(value);
       } else if (field.startsWith('open:')) {

@@ -1,7 +1,6 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider, type Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { Redis } from 'ioredis';
-import { checkReadiness, startOpsServer, type OpsServer, type ParleyConfig } from '@parley/platform';
+import { checkReadiness, startOpsServer, type OpsServer, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, QUEUE_REDIS, REDIS } from '../store.module';
 
 /** Each service's operations port when PARLEY_OPS_PORT is unset, so one host runs one of each. */
@@ -39,8 +38,8 @@ export class ServiceOps implements OnApplicationBootstrap, OnApplicationShutdown
     if (this.config.opsPort === 'off') {
       return;
     }
-    const redis = this.moduleRef.get<Redis>(REDIS, { strict: false });
-    const queueRedis = this.moduleRef.get<Redis>(QUEUE_REDIS, { strict: false });
+    const redis = this.moduleRef.get<RedisClient>(REDIS, { strict: false });
+    const queueRedis = this.moduleRef.get<RedisClient>(QUEUE_REDIS, { strict: false });
     const checks: Record<string, () => Promise<void>> = {
       redis: async () => void (await redis.ping()),
       queues: async () => void (await queueRedis.ping()),

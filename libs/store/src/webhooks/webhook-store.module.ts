@@ -1,6 +1,5 @@
 import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import type { Redis } from 'ioredis';
-import type { ParleyConfig } from '@parley/platform';
+import type { ParleyConfig, RedisClient } from '@parley/platform';
 import { ParleyStore } from '../store';
 import { QUEUE_REDIS } from '../store.module';
 import { WebhookQueue } from './webhook.queue';
@@ -19,7 +18,7 @@ export class WebhookStoreModule implements OnApplicationShutdown {
         {
           provide: WebhookQueue,
           inject: [QUEUE_REDIS, ParleyStore],
-          useFactory: (redis: Redis, store: ParleyStore) =>
+          useFactory: (redis: RedisClient, store: ParleyStore) =>
             new WebhookQueue(redis, store.ctx.keys.bullPrefix(), { attempts: config.webhookAttempts, backoffMs: config.webhookBackoffMs }),
         },
       ],

@@ -28,22 +28,20 @@ export class WebhookSubscriptions {
   }
 
   /**
-   * Drops a tenant that has no endpoint left, unless one is created meanwhile: the endpoints hash is
-   * watched, and an endpoint created after the check makes the removal fail (its announce re-adds it anyway).
+   * Drops a tenant that has no endpoint left. The tenant set and the tenant's endpoints are in
+   * different cluster slots, so no transaction covers both: the tenant is removed first and the
+   * endpoints are counted after. An endpoint created before that count puts the tenant back here;
+   * one created after it is announced after the removal, and its announce adds the tenant again.
    */
   async pruneIfEmpty(tenant: string): Promise<boolean> {
     const k = this.ctx.keys;
-    const client = this.ctx.redis.duplicate();
-    try {
-      await client.watch(k.webhooks(tenant));
-      if ((await client.hlen(k.webhooks(tenant))) > 0) {
-        await client.unwatch();
-        return false;
-      }
-      const result = await client.multi().srem(k.webhookTenants(), tenant).exec();
-      return result !== null;
-    } finally {
-      client.disconnect();
+    if ((await this.ctx.redis.hlen(k.webhooks(tenant))) > 0 || (await this.ctx.redis.srem(k.webhookTenants(), tenant)) === 0) {
+      return false;
     }
+    if ((await this.ctx.redis.hlen(k.webhooks(tenant))) > 0) {
+      await this.announce(tenant);
+      return false;
+    }
+    return true;
   }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@parley/platform';
 
 type Arg = string | number;
 
@@ -18,7 +18,7 @@ const DIR = join(__dirname, '..', 'scripts');
 
 /** The webhook scripts (libs/store/src/scripts/webhook-*.lua), registered on a client as EVALSHA commands. */
 export class WebhookScripts {
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: RedisClient) {
     for (const [name, { file, keys }] of Object.entries(WEBHOOK_SCRIPTS)) {
       const command = `parley_webhook_${name}`;
       if (!(command in redis)) {
