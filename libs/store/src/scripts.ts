@@ -25,6 +25,16 @@ const SCRIPTS = {
   rateRefund: { file: 'rate-refund.lua', keys: 1 },
   admitRun: { file: 'admit-run.lua', keys: 3 },
   acquireSocket: { file: 'acquire-socket.lua', keys: 1 },
+  agentSave: { file: 'agent-save.lua', keys: 3 },
+  agentDelete: { file: 'agent-delete.lua', keys: 2 },
+  agentPrune: { file: 'agent-prune.lua', keys: 2 },
+  agentEnable: { file: 'agent-enable.lua', keys: 2 },
+  agentRevoke: { file: 'agent-revoke.lua', keys: 1 },
+  webhookCreate: { file: 'webhook-create.lua', keys: 3 },
+  webhookSwap: { file: 'webhook-swap.lua', keys: 1 },
+  webhookDelete: { file: 'webhook-delete.lua', keys: 2 },
+  webhookCreateDelivery: { file: 'webhook-delivery-create.lua', keys: 3 },
+  webhookRecordAttempt: { file: 'webhook-delivery-attempt.lua', keys: 2 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

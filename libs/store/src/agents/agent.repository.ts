@@ -1,6 +1,5 @@
 import { ConflictError } from '@parley/contracts';
 import type { StoreContext } from '../store.context';
-import { AgentScripts } from './agent.scripts';
 
 /** The current version of a tenant agent, as its name's index entry keeps it. */
 export interface StoredAgent {
@@ -30,11 +29,7 @@ const PRUNE_BATCH = 100;
  * current-version index, the versions runs still use, and the versions an operator enabled.
  */
 export class AgentRepository {
-  private readonly scripts: AgentScripts;
-
-  constructor(private readonly ctx: StoreContext) {
-    this.scripts = new AgentScripts(ctx.redis);
-  }
+  constructor(private readonly ctx: StoreContext) {}
 
   async current(tenant: string, name: string): Promise<StoredAgent | null> {
     const raw = await this.ctx.redis.hget(this.ctx.keys.tenantAgents(tenant), name);
@@ -58,7 +53,7 @@ export class AgentRepository {
   async save(tenant: string, agent: StoredAgent, canonical: string, maxAgents: number): Promise<SaveAgentResult> {
     const k = this.ctx.keys;
     const record = JSON.stringify({ digest: agent.digest, uploadedAt: agent.uploadedAt, uploadedBy: agent.uploadedBy, sizeBytes: agent.sizeBytes });
-    const [status, detail] = (await this.scripts.run(
+    const [status, detail] = (await this.ctx.scripts.run(
       'agentSave',
       [k.tenantAgents(tenant), k.agentVersion(tenant, agent.digest), k.agentSuperseded(tenant)],
       [agent.name, agent.digest, record, canonical, maxAgents, Date.now()],
@@ -80,7 +75,7 @@ export class AgentRepository {
   /** Removes the name; returns the digest it had, or null when there was no such agent. */
   async remove(tenant: string, name: string): Promise<string | null> {
     const k = this.ctx.keys;
-    const digest = (await this.scripts.run('agentDelete', [k.tenantAgents(tenant), k.agentSuperseded(tenant)], [name, Date.now()])) as string | null;
+    const digest = (await this.ctx.scripts.run('agentDelete', [k.tenantAgents(tenant), k.agentSuperseded(tenant)], [name, Date.now()])) as string | null;
     if (digest !== null) {
       await this.prune(tenant);
     }
@@ -90,7 +85,7 @@ export class AgentRepository {
   /** Drops superseded versions that no run still needs; returns how many went. */
   async prune(tenant: string): Promise<number> {
     const k = this.ctx.keys;
-    return (await this.scripts.run('agentPrune', [k.agentSuperseded(tenant), k.agentPowers(tenant)], [k.agentVersionPrefix(tenant), k.runPrefix(tenant), PRUNE_BATCH])) as number;
+    return (await this.ctx.scripts.run('agentPrune', [k.agentSuperseded(tenant), k.agentPowers(tenant)], [k.agentVersionPrefix(tenant), k.runPrefix(tenant), PRUNE_BATCH])) as number;
   }
 
   async isEnabled(tenant: string, digest: string): Promise<boolean> {
@@ -109,13 +104,13 @@ export class AgentRepository {
   async enable(tenant: string, agent: string, digest: string, by: string): Promise<EnablePowersResult> {
     const k = this.ctx.keys;
     const record = JSON.stringify({ agent, enabledBy: by, enabledAt: new Date().toISOString() });
-    const [status, detail] = (await this.scripts.run('agentEnable', [k.tenantAgents(tenant), k.agentPowers(tenant)], [agent, digest, record])) as [string, string?];
+    const [status, detail] = (await this.ctx.scripts.run('agentEnable', [k.tenantAgents(tenant), k.agentPowers(tenant)], [agent, digest, record])) as [string, string?];
     return status === 'stale' ? { status, current: detail ?? '' } : { status: status as 'enabled' | 'already' | 'missing' };
   }
 
   /** Revokes every enabled version of the agent; returns how many there were. */
   async revoke(tenant: string, agent: string): Promise<number> {
-    return (await this.scripts.run('agentRevoke', [this.ctx.keys.agentPowers(tenant)], [agent])) as number;
+    return (await this.ctx.scripts.run('agentRevoke', [this.ctx.keys.agentPowers(tenant)], [agent])) as number;
   }
 }
 

@@ -9,7 +9,6 @@ import {
   type WebhookEventType,
 } from '@parley/contracts';
 import type { StoreContext } from '../store.context';
-import type { WebhookScripts } from './webhook.scripts';
 
 /** The delivery id of an event's first delivery to an endpoint: the same on every redelivery of the stream entry. */
 export function deliveryIdFor(tenant: string, webhookId: string, seq: number): string {
@@ -40,15 +39,12 @@ export interface AttemptOutcome {
 
 /** Each endpoint's delivery log: one record per delivery, the newest WEBHOOK_LIMITS.deliveriesPerEndpoint kept. */
 export class WebhookDeliveryRepository {
-  constructor(
-    private readonly ctx: StoreContext,
-    private readonly scripts: WebhookScripts,
-  ) {}
+  constructor(private readonly ctx: StoreContext) {}
 
   async create(tenant: string, delivery: NewDelivery, now = new Date()): Promise<CreateDeliveryResult> {
     const k = this.ctx.keys;
-    const [status, current] = (await this.scripts.run(
-      'createDelivery',
+    const [status, current] = (await this.ctx.scripts.run(
+      'webhookCreateDelivery',
       [k.webhookDelivery(tenant, delivery.deliveryId), k.webhookDeliveries(tenant, delivery.webhookId), k.webhooks(tenant)],
       [
         delivery.deliveryId,
@@ -75,8 +71,8 @@ export class WebhookDeliveryRepository {
   async record(tenant: string, deliveryId: string, outcome: AttemptOutcome, now = new Date()): Promise<number | null> {
     const k = this.ctx.keys;
     const result = Number(
-      await this.scripts.run(
-        'recordAttempt',
+      await this.ctx.scripts.run(
+        'webhookRecordAttempt',
         [k.webhookDelivery(tenant, deliveryId), k.webhookDeliveryAttempts(tenant, deliveryId)],
         [
           outcome.attempt ? JSON.stringify(outcome.attempt) : '',

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { StoredWebhookSchema, type CreateWebhookBody, type StoredWebhook, type Webhook } from '@parley/contracts';
 import type { StoreContext } from '../store.context';
 import { newWebhookSecret } from './webhook.signature';
-import type { WebhookScripts } from './webhook.scripts';
 
 /** Consumer group of the webhook dispatchers on every subscribed tenant's event stream. */
 export const WEBHOOK_GROUP = 'webhooks';
@@ -26,10 +25,7 @@ export function signingSecrets(stored: StoredWebhook, now = new Date()): string[
 
 /** A tenant's webhook endpoints, one hash per tenant (id → JSON). */
 export class WebhookRepository {
-  constructor(
-    private readonly ctx: StoreContext,
-    private readonly scripts: WebhookScripts,
-  ) {}
+  constructor(private readonly ctx: StoreContext) {}
 
   async create(tenant: string, body: CreateWebhookBody, maxEndpoints: number, now = new Date()): Promise<CreateWebhookResult> {
     const at = now.toISOString();
@@ -45,8 +41,8 @@ export class WebhookRepository {
       secret: newWebhookSecret(),
     };
     const k = this.ctx.keys;
-    const [status, value] = (await this.scripts.run(
-      'create',
+    const [status, value] = (await this.ctx.scripts.run(
+      'webhookCreate',
       [k.webhooks(tenant), k.seq(tenant), k.tenantEvents(tenant)],
       [draft.id, JSON.stringify(draft), maxEndpoints, WEBHOOK_GROUP],
     )) as [string, number];
@@ -83,7 +79,7 @@ export class WebhookRepository {
         return null;
       }
       const next = StoredWebhookSchema.parse(change(current));
-      const result = await this.scripts.run('swap', [key], [id, raw, JSON.stringify(next)]);
+      const result = await this.ctx.scripts.run('webhookSwap', [key], [id, raw, JSON.stringify(next)]);
       if (result === 'ok') {
         return next;
       }
@@ -97,7 +93,7 @@ export class WebhookRepository {
   /** Deletes the endpoint and its delivery log; returns how many endpoints the tenant has left, or null if there was none. */
   async delete(tenant: string, id: string): Promise<number | null> {
     const k = this.ctx.keys;
-    const left = Number(await this.scripts.run('delete', [k.webhooks(tenant), k.webhookDeliveries(tenant, id)], [id, k.webhookDelivery(tenant, '')]));
+    const left = Number(await this.ctx.scripts.run('webhookDelete', [k.webhooks(tenant), k.webhookDeliveries(tenant, id)], [id, k.webhookDelivery(tenant, '')]));
     return left < 0 ? null : left;
   }
 }
