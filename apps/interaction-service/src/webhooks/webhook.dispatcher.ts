@@ -200,9 +200,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const done: string[] = [];
     try {
       for (const [id, fields] of entries) {
-        const json = fields?.[fields.indexOf('e') + 1];
-        if (json) {
-          await this.router.route(JSON.parse(json) as ParleyEvent, endpoints);
+        const event = parseEntry(fields);
+        if (event) {
+          await this.router.route(event, endpoints);
+        } else {
+          // Never routable, however often it is retried: acknowledged, so it cannot hold up the rest.
+          this.logger.error({ msg: 'skipped an unreadable event stream entry', tenant, entryId: id });
         }
         done.push(id);
       }
@@ -299,6 +302,19 @@ function tenantOf(message: string): string | undefined {
   try {
     const tenant = (JSON.parse(message) as Partial<ParleyEvent>).tenant;
     return typeof tenant === 'string' ? tenant : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The event in a stream entry (field `e`), or undefined when the entry holds none that parses. */
+function parseEntry(fields: string[] | null): ParleyEvent | undefined {
+  const json = fields?.[fields.indexOf('e') + 1];
+  if (!json) {
+    return undefined;
+  }
+  try {
+    return JSON.parse(json) as ParleyEvent;
   } catch {
     return undefined;
   }
