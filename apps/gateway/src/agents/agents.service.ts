@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TenantAgents, parseUploadedAgent } from '@parley/agents';
 import {
-  ForbiddenError,
   NotFoundError,
   TENANT_AGENTS_MAX,
   type AgentDefinition,
@@ -11,6 +10,7 @@ import {
   type TokenClaims,
   type UploadAgentBody,
 } from '@parley/contracts';
+import { requireRole } from '../auth/roles';
 
 /** One agent as `GET /v1/agents/:name` shows it: a global one's summary, or a tenant one with its definition. */
 export type AgentDetail = (AgentSummary & { source: 'global' }) | (TenantAgent & { definition: AgentDefinition });
@@ -48,7 +48,7 @@ export class AgentsService {
 
   /** Stores a new version (201), replaces the current one (200), or keeps an identical one (200). */
   async upload(user: TokenClaims, name: string, body: UploadAgentBody): Promise<{ created: boolean; agent: TenantAgent }> {
-    requireAdmin(user, 'upload');
+    requireRole(user, ['admin'], 'upload agents');
     const uploaded = parseUploadedAgent(name, body, this.agents.catalog);
     const stored = { name, digest: uploaded.digest, uploadedAt: new Date().toISOString(), uploadedBy: user.sub, sizeBytes: uploaded.sizeBytes };
     const saved = await this.agents.repository.save(user.tenant, stored, uploaded.canonical, TENANT_AGENTS_MAX);
@@ -61,7 +61,7 @@ export class AgentsService {
 
   /** Runs already started keep their version until they end. */
   async remove(user: TokenClaims, name: string): Promise<{ name: string; digest: string }> {
-    requireAdmin(user, 'delete');
+    requireRole(user, ['admin'], 'delete agents');
     const digest = await this.agents.repository.remove(user.tenant, name);
     if (digest === null) {
       throw new NotFoundError('agent', name);
@@ -70,8 +70,3 @@ export class AgentsService {
   }
 }
 
-function requireAdmin(user: TokenClaims, what: string): void {
-  if (user.role !== 'admin') {
-    throw new ForbiddenError(`only admins ${what} agents`);
-  }
-}

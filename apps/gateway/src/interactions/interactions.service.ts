@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TenantAgents } from '@parley/agents';
 import {
   ConflictError,
-  ForbiddenError,
   NotFoundError,
   validateAnswer,
   type Actor,
@@ -15,6 +14,7 @@ import type { ParleyConfig } from '@parley/platform';
 import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore } from '@parley/store';
 import { answerApproval } from '@parley/tools';
 import { AuthService } from '../auth/auth.service';
+import { requireRole } from '../auth/roles';
 
 @Injectable()
 export class InteractionsService {
@@ -89,9 +89,7 @@ export class InteractionsService {
 
   /** An admin takes an open approval for the configured time (or gives it up) so colleagues see who is on it. */
   async claim(user: TokenClaims, interactionId: string, release: boolean): Promise<Interaction> {
-    if (user.role !== 'admin') {
-      throw new ForbiddenError('only admins claim approvals');
-    }
+    requireRole(user, ['admin'], 'claim approvals');
     const interaction = await this.get(user, interactionId);
     if (interaction.waitReason !== 'approval') {
       throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);

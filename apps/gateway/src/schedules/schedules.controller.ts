@@ -1,8 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { AgentCatalog } from '@parley/agents';
-import { ForbiddenError, jobIds, type ScheduleInfo, type TokenClaims } from '@parley/contracts';
+import { jobIds, type ScheduleInfo, type TokenClaims } from '@parley/contracts';
 import { ParleyQueues } from '@parley/store';
 import { User } from '../auth/user.decorator';
+import { requireRole } from '../auth/roles';
 
 /** The agents' cron schedules of the caller's tenant, with when each fires next (admins and services). */
 @Controller('v1/schedules')
@@ -14,9 +15,7 @@ export class SchedulesController {
 
   @Get()
   async list(@User() user: TokenClaims): Promise<{ schedules: ScheduleInfo[] }> {
-    if (user.role === 'member') {
-      throw new ForbiddenError('only admins and services list schedules');
-    }
+    requireRole(user, ['admin', 'service'], 'list schedules');
     const next = new Map((await this.queues.listSchedules()).map((registered) => [registered.id, registered.next]));
     const schedules = this.agents
       .summaries()

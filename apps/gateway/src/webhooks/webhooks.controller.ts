@@ -12,6 +12,7 @@ import {
 import { User } from '../auth/user.decorator';
 import { parseQuery } from '../http/zod-query';
 import { WebhooksService } from './webhooks.service';
+import { requireRole } from '../auth/roles';
 
 /** Webhook endpoints of the caller's tenant (admins only): the role is checked before any input. */
 @Controller('v1/webhooks')
@@ -21,59 +22,59 @@ export class WebhooksController {
   @Post()
   @HttpCode(201)
   async create(@User() user: TokenClaims, @Body() body: unknown): Promise<{ webhook: Webhook; secret: string }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return this.webhooks.create(user, parseOrThrow(CreateWebhookBodySchema, body, 'body'));
   }
 
   @Get()
   async list(@User() user: TokenClaims): Promise<{ webhooks: Webhook[] }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return { webhooks: await this.webhooks.list(user) };
   }
 
   // Declared before the ":id" routes: "deliveries" is not an endpoint id.
   @Get('deliveries/:deliveryId')
   async delivery(@User() user: TokenClaims, @Param('deliveryId') deliveryId: string): Promise<{ delivery: WebhookDelivery }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return { delivery: await this.webhooks.delivery(user, parseOrThrow(EntityIdSchema, deliveryId, 'delivery id')) };
   }
 
   @Post('deliveries/:deliveryId/replay')
   @HttpCode(201)
   async replay(@User() user: TokenClaims, @Param('deliveryId') deliveryId: string): Promise<{ delivery: WebhookDelivery }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return { delivery: await this.webhooks.replay(user, parseOrThrow(EntityIdSchema, deliveryId, 'delivery id')) };
   }
 
   @Get(':id')
   async get(@User() user: TokenClaims, @Param('id') id: string): Promise<{ webhook: Webhook }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return { webhook: await this.webhooks.get(user, webhookId(id)) };
   }
 
   @Patch(':id')
   async update(@User() user: TokenClaims, @Param('id') id: string, @Body() body: unknown): Promise<{ webhook: Webhook }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     const target = webhookId(id);
     return { webhook: await this.webhooks.update(user, target, parseOrThrow(UpdateWebhookBodySchema, body, 'body')) };
   }
 
   @Delete(':id')
   async remove(@User() user: TokenClaims, @Param('id') id: string): Promise<{ webhook: Webhook }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return { webhook: await this.webhooks.remove(user, webhookId(id)) };
   }
 
   @Post(':id/rotate-secret')
   @HttpCode(200)
   async rotate(@User() user: TokenClaims, @Param('id') id: string): Promise<{ webhook: Webhook; secret: string }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     return this.webhooks.rotateSecret(user, webhookId(id));
   }
 
   @Get(':id/deliveries')
   async deliveries(@User() user: TokenClaims, @Param('id') id: string, @Query() query: unknown): Promise<{ deliveries: WebhookDelivery[] }> {
-    this.webhooks.requireAdmin(user);
+    requireRole(user, ['admin'], 'manage webhooks');
     const target = webhookId(id);
     const { limit } = parseQuery(ListDeliveriesQuerySchema, query);
     return { deliveries: await this.webhooks.deliveries(user, target, limit) };
