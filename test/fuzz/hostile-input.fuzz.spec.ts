@@ -6,6 +6,8 @@ import { io, type Socket } from 'socket.io-client';
 import {
   AnswerBodySchema,
   AnswerMessageSchema,
+  CreateWebhookBodySchema,
+  EnablePowersBodySchema,
   ErrorBodySchema,
   InvalidAnswerError,
   LIMITS,
@@ -13,13 +15,20 @@ import {
   RunMessageSchema,
   StartRunBodySchema,
   StopMessageSchema,
+  UpdateWebhookBodySchema,
+  UploadAgentBodySchema,
+  WEBHOOK_EVENT_TYPES,
   validateAnswer,
   type ErrorCode,
   type ParleyEvent,
   type Prompt,
 } from '@parley/contracts';
 import { answerApproval } from '@parley/tools';
-import { askerAgent } from '../support/agents';
+import { TenantAgents, parseUploadedAgent } from '@parley/agents';
+import { hostOf, isPrivateAddress } from '@parley/store';
+import { isIP } from 'node:net';
+import { stringify as toYaml } from 'yaml';
+import { askerAgent, quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { settledSnapshot, type RedisSnapshot } from '../support/redis-snapshot';
 import { waitFor } from '../support/wait-for';
@@ -39,7 +48,7 @@ import { waitFor } from '../support/wait-for';
 
 const SEED = 0x5eed_2025;
 const HTTP_BATCH = 32;
-const HTTP_RUNS = 375; // 12 000 requests
+const HTTP_RUNS = 500; // 16 000 requests, about a third to agents/:name, webhooks and operator routes
 const SOCKET_BATCH = 40;
 const SOCKET_RUNS = 225; // 9 000 messages
 const RAW_SESSIONS = 12;
@@ -52,6 +61,12 @@ const BOB = { tenant: 'acme', sub: 'bob', role: 'member' } as const;
 const MALLORY = { tenant: 'globex', sub: 'mallory', role: 'member' } as const;
 const GLOBEX_ADMIN = { tenant: 'globex', sub: 'root', role: 'admin' } as const;
 const GLOBEX_SERVICE = { tenant: 'globex', sub: 'svc', role: 'service' } as const;
+const ACME_ADMIN = { tenant: 'acme', sub: 'root', role: 'admin' } as const;
+/** A platform credential; its tenant claim (the victim's) is ignored, and every tenant route must refuse it. */
+const OPERATOR = { tenant: 'acme', sub: 'ops', role: 'operator' } as const;
+/** In each tenant agent's description: what the other tenant must never see. */
+const ACME_MARKER = 'acme-private-agent-marker';
+const GLOBEX_MARKER = 'globex-private-agent-marker';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Methods Node's HTTP parser knows and fetch may send; `FOO` and `bar` are refused by the parser itself. */
@@ -78,7 +93,20 @@ const MARK = 'fuzzPolluted';
 const LONE_SURROGATES = ['\ud800', '\udfff', 'a\ud83d', '\udc00b', '\ud83d\ude00\ud800', 'x\udbff\udbffy'];
 const INVALID_UTF8: number[][] = [[0xff], [0xfe, 0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80]];
 
-type Who = 'alice' | 'bob' | 'mallory' | 'globexAdmin' | 'globexService' | 'anonymous' | 'forged' | 'wrongSecret' | 'malformed';
+type Who =
+  | 'alice'
+  | 'bob'
+  | 'mallory'
+  | 'globexAdmin'
+  | 'globexService'
+  | 'acmeAdmin'
+  | 'operator'
+  | 'anonymous'
+  | 'forged'
+  | 'wrongSecret'
+  | 'malformed'
+  | 'forgedOperator'
+  | 'wrongSecretOperator';
 
 interface World {
   run1: string; // alice's, parked on a question (q1)
@@ -87,6 +115,12 @@ interface World {
   ap: string;
   run3: string; // alice's, finished after q3 was answered
   q3: string;
+  acmeHook: string; // acme's webhook endpoint (run.finished)
+  acmeDelivery: string; // its one delivery (run3 finished), failed
+  globexHook: string;
+  globexDelivery: string; // mallory's quick run finished
+  helperDigest: string; // acme's tenant agent "helper" (gated powers, not enabled)
+  gadgetDigest: string; // globex's tenant agent "gadget" (gated powers, enabled by an operator)
 }
 
 let stack: TestStack;
@@ -98,6 +132,10 @@ const unexpectedOracleErrors: unknown[] = [];
 let before: Record<string, string>;
 const started = Date.now();
 const sent = { http: 0, socket: 0, raw: 0, tcp: 0 };
+/** HTTP requests to the tenant-agent, webhook and operator routes. */
+let sentToNewRoutes = 0;
+/** Requests `defuse` changed (a valid body made invalid, or an own id swapped for a foreign one): shows the defusing is not idle. */
+let defused = 0;
 const processErrors: unknown[] = [];
 const onProcessError = (error: unknown): void => {
   processErrors.push(error);
@@ -120,8 +158,30 @@ beforeAll(async () => {
     // write_file's default permission is `ask`.
     permissions: {},
   };
-  stack = await TestStack.start({ agentsDir: writeAgents([askerAgent('asker', 3600), approver]) });
+  stack = await TestStack.start({
+    agentsDir: writeAgents([askerAgent('asker', 3600), approver, quickAgent('quick')]),
+    // Private targets stay refused (the default); a delivery fails at its first try, so none is pending during the fuzz.
+    overrides: { webhookAllowPrivate: false, webhookAttempts: 1, webhookTimeoutMs: 1000 },
+  });
   const alice = stack.token(ALICE);
+  const [acmeAdmin, globexAdmin] = [stack.token(ACME_ADMIN), stack.token(GLOBEX_ADMIN)];
+  // `.invalid` never resolves: accepted when registered, and each delivery fails at once.
+  const createHook = async (token: string, url: string) => {
+    const reply = await stack.http('POST', '/v1/webhooks', { url, events: ['run.finished'] }, token);
+    expect(reply.status).toBe(201);
+    return reply.body.webhook.id as string;
+  };
+  const [acmeHook, globexHook] = await Promise.all([createHook(acmeAdmin, 'https://hooks.invalid/acme'), createHook(globexAdmin, 'https://hooks.invalid/globex')]);
+  const upload = async (token: string, name: string, marker: string) => {
+    const reply = await stack.http('PUT', `/v1/agents/${name}`, { definition: tenantAgent(name, marker) }, token);
+    expect(reply.status).toBe(201);
+    expect(reply.body.agent.inertPowers.length).toBeGreaterThan(0);
+    return reply.body.agent.digest as string;
+  };
+  const [helperDigest, gadgetDigest] = await Promise.all([upload(acmeAdmin, 'helper', ACME_MARKER), upload(globexAdmin, 'gadget', GLOBEX_MARKER)]);
+  expect((await stack.http('PUT', '/v1/operator/tenants/globex/agents/gadget/powers', { digest: gadgetDigest }, stack.token(OPERATOR))).status).toBe(200);
+  const quick = await stack.startRun('quick', 'finish for the webhook', stack.token(MALLORY));
+  await waitFor(async () => (await stack.run(quick, stack.token(MALLORY))).run?.status === 'finished' || undefined, { timeoutMs: 20_000, message: "mallory's quick run to finish" });
   const run1 = await stack.startRun('asker', 'park on a question', alice);
   const run2 = await stack.startRun('approver', 'park on an approval', alice);
   const run3 = await stack.startRun('asker', 'answered before the fuzz', alice);
@@ -129,7 +189,16 @@ beforeAll(async () => {
   expect(ap.waitReason).toBe('approval');
   expect((await stack.answer(q3.id, { text: 'the first and only answer' }, alice)).status).toBe(200);
   await stack.waitForStatus(run3, 'finished');
-  world = { run1, q1: q1.id, run2, ap: ap.id, run3, q3: q3.id };
+  const failedDelivery = (hook: string, token: string) =>
+    waitFor(
+      async () => {
+        const [delivery] = (await stack.http('GET', `/v1/webhooks/${hook}/deliveries`, undefined, token)).body.deliveries as Array<{ id: string; status: string }>;
+        return delivery?.status === 'failed' ? delivery.id : undefined;
+      },
+      { timeoutMs: 20_000, message: `a failed delivery of webhook ${hook}` },
+    );
+  const [acmeDelivery, globexDelivery] = await Promise.all([failedDelivery(acmeHook, acmeAdmin), failedDelivery(globexHook, globexAdmin)]);
+  world = { run1, q1: q1.id, run2, ap: ap.id, run3, q3: q3.id, acmeHook, acmeDelivery: acmeDelivery!, globexHook, globexDelivery: globexDelivery!, helperDigest, gadgetDigest };
   openPrompts.set(q1.id, q1.prompt as Prompt);
   openPrompts.set(ap.id, ap.prompt as Prompt);
   before = await settled();
@@ -144,8 +213,15 @@ afterAll(async () => {
 // ---------------------------------------------------------------------------------------------
 // Redis snapshot
 
-function settled(): Promise<RedisSnapshot> {
-  return settledSnapshot(stack);
+/**
+ * The interaction-service's sweeper is a BullMQ job repeated on a clock: its queue's own keys
+ * change every few seconds whatever anyone sends (what it does to runs is in the tenants' keys).
+ */
+const CLOCK_DRIVEN = /:bull:sweeper:/;
+
+async function settled(): Promise<RedisSnapshot> {
+  const snapshot = await settledSnapshot(stack);
+  return Object.fromEntries(Object.entries(snapshot).filter(([key]) => !CLOCK_DRIVEN.test(key)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,6 +282,16 @@ function authorization(who: Who): string | undefined {
       return `Bearer ${stack.token(GLOBEX_ADMIN)}`;
     case 'globexService':
       return `Bearer ${stack.token(GLOBEX_SERVICE)}`;
+    case 'acmeAdmin':
+      return `Bearer ${stack.token(ACME_ADMIN)}`;
+    case 'operator':
+      return `Bearer ${stack.token(OPERATOR)}`;
+    case 'forgedOperator':
+      return `Bearer ${b64url({ alg: 'none', typ: 'JWT' })}.${b64url({ tenant: 'acme', sub: 'eve', role: 'operator', exp: now + 3600 })}.`;
+    case 'wrongSecretOperator': {
+      const head = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({ tenant: 'acme', sub: 'eve', role: 'operator', exp: now + 3600 })}`;
+      return `Bearer ${head}.${createHmac('sha256', 'not-the-secret-0123456789').update(head).digest('base64url')}`;
+    }
     case 'anonymous':
       return undefined;
     case 'forged':
@@ -220,9 +306,40 @@ function authorization(who: Who): string | undefined {
   }
 }
 
-/** The victim's ids; a reply to anyone but alice may name one only if the request did. */
-function victimIds(): string[] {
-  return [world.run1, world.q1, world.run2, world.ap, world.run3, world.q3];
+/**
+ * What `who` must never read unless the request named it: alice's runs and interactions (only she
+ * and her tenant's admin may), each tenant's webhook and delivery ids (only its admin), and each
+ * tenant's agent definitions (only its own callers and the operator).
+ */
+function hiddenFrom(who: Who | 'socket-other'): string[] {
+  const runs = [world.run1, world.q1, world.run2, world.ap, world.run3, world.q3];
+  const [acmeHooks, globexHooks] = [
+    [world.acmeHook, world.acmeDelivery],
+    [world.globexHook, world.globexDelivery],
+  ];
+  switch (who) {
+    case 'alice':
+      return [...acmeHooks, ...globexHooks, GLOBEX_MARKER];
+    case 'bob':
+      return [...runs, ...acmeHooks, ...globexHooks, GLOBEX_MARKER];
+    case 'acmeAdmin':
+      return [...globexHooks, GLOBEX_MARKER];
+    case 'globexAdmin':
+      return [...runs, ...acmeHooks, ACME_MARKER];
+    case 'mallory':
+    case 'globexService':
+      return [...runs, ...acmeHooks, ...globexHooks, ACME_MARKER];
+    case 'operator':
+      return [...runs, ...acmeHooks, ...globexHooks];
+    case 'anonymous':
+    case 'forged':
+    case 'wrongSecret':
+    case 'malformed':
+    case 'forgedOperator':
+    case 'wrongSecretOperator':
+    case 'socket-other':
+      return [...runs, ...acmeHooks, ...globexHooks, ACME_MARKER, GLOBEX_MARKER];
+  }
 }
 
 /** A stand-in chosen at generation time, resolved against `world` once the stack is up. */
@@ -230,6 +347,9 @@ type IdRef = { ref: keyof World } | { literal: string };
 
 const runRef = fc.constantFrom<keyof World>('run1', 'run2', 'run3').map((ref): IdRef => ({ ref }));
 const interactionRef = fc.constantFrom<keyof World>('q1', 'ap', 'q3').map((ref): IdRef => ({ ref }));
+const webhookRef = fc.constantFrom<keyof World>('acmeHook', 'globexHook').map((ref): IdRef => ({ ref }));
+const deliveryRef = fc.constantFrom<keyof World>('acmeDelivery', 'globexDelivery').map((ref): IdRef => ({ ref }));
+const digestRef = fc.constantFrom<keyof World>('helperDigest', 'gadgetDigest').map((ref): IdRef => ({ ref }));
 const badIds = fc.constantFrom(
   '',
   'bad!id',
@@ -258,6 +378,7 @@ const badIds = fc.constantFrom(
 const idArb: fc.Arbitrary<IdRef> = fc.oneof(
   { weight: 4, arbitrary: runRef },
   { weight: 4, arbitrary: interactionRef },
+  { weight: 1, arbitrary: fc.oneof(webhookRef, deliveryRef) },
   { weight: 2, arbitrary: fc.uuid().map((literal): IdRef => ({ literal })) },
   { weight: 3, arbitrary: badIds.map((literal): IdRef => ({ literal })) },
   { weight: 1, arbitrary: fc.string({ maxLength: 80 }).map((literal): IdRef => ({ literal })) },
@@ -372,6 +493,118 @@ const hostile: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 2, arbitrary: idArb },
 );
 
+// ---------------------------------------------------------------------------------------------
+// tenant agents and webhooks
+
+/** A valid tenant agent that grants itself a gated power (`allow` on write_file). */
+function tenantAgent(name: string, description = 'uploaded by the fuzz'): Record<string, unknown> {
+  return { name, description, model: { provider: 'scripted', turns: [{ text: 'hi' }] }, tools: ['write_file', 'finish'], permissions: { write_file: 'allow' } };
+}
+
+const AGENT_NAMES = ['helper', 'gadget', 'newbie', 'asker', 'quick', 'no-such-agent', 'Helper', 'a'.repeat(65), 'bad name', '__proto__', 'constructor', 'toString'];
+const agentNameArb = fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...AGENT_NAMES) }, { weight: 1, arbitrary: badIds }, { weight: 1, arbitrary: fc.string({ maxLength: 20 }) });
+const DEFINITION_KEYS = ['name', 'description', 'model', 'tools', 'permissions', 'schedules', 'delegates', 'stages', 'limits', 'http', 'safe_commands', 'unattended_approval', 'system'];
+/** One tool call's `input`: the one place of a definition that takes any JSON (so any depth, keys and cycles). */
+const withInput = (name: string, input: unknown) => ({ ...tenantAgent(name), model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'finish', input }] }] } });
+
+const definitionArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...AGENT_NAMES).map((name) => tenantAgent(name)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...AGENT_NAMES), fc.constantFrom(...DEFINITION_KEYS, ...POLLUTION_KEYS), fc.oneof(hostile, pollutionObject, fc.constantFrom<unknown>('anthropic', ['shell'], ['asker'], [{ cron: '* * * * *' }])))
+      .map(([name, key, value]) => withOwn(tenantAgent(name), key, value)),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom('helper', 'gadget', 'newbie'), fc.oneof(pollutionObject, fc.dictionary(fc.constantFrom(...POLLUTION_KEYS), anyJson, { maxKeys: 3 })))
+      .map(([name, input]) => withInput(name, input)),
+  },
+  { weight: 1, arbitrary: fc.constantFrom(31, 40, 200).map((depth) => new Lazy(`definition, input nested ${depth} deep`, () => withInput('newbie', deepValue(depth, 'object')))) },
+  { weight: 2, arbitrary: hostile },
+);
+
+/** "Billion laughs": each level aliases the previous one `width` times. */
+function aliasBomb(levels: number, width: number, name = 'newbie'): string {
+  const lines = [`name: ${name}`, 'model: {provider: scripted, turns: [{text: hi}]}', `l0: &l0 [${Array(width).fill('"lol"').join(', ')}]`];
+  for (let i = 1; i < levels; i++) {
+    lines.push(`l${i}: &l${i} [${Array(width).fill(`*l${i - 1}`).join(', ')}]`);
+  }
+  return lines.join('\n');
+}
+
+/** YAML that parses to a cycle (an alias inside its own anchor), where the schema takes any value. */
+const CYCLIC_YAML = [
+  'name: newbie\nmodel: {provider: scripted, turns: [{tool_calls: [{name: finish, input: &a {self: *a}}]}]}',
+  'name: newbie\nmodel: {provider: scripted, turns: [{tool_calls: [{name: finish, input: {list: &b [*b]}}]}]}',
+  'name: newbie\nmodel: &m {provider: scripted, turns: [{text: hi}], again: *m}',
+  '&root {name: newbie, model: {provider: scripted, turns: [{text: hi}]}, me: *root}',
+];
+
+const yamlArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...AGENT_NAMES).map((name) => toYaml(tenantAgent(name))) },
+  { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 3, max: 12 }), fc.integer({ min: 2, max: 12 })).map(([levels, width]) => new Lazy(`alias bomb ${levels}x${width}`, () => aliasBomb(levels, width))) },
+  { weight: 2, arbitrary: fc.constantFrom(...CYCLIC_YAML) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'name: newbie\n__proto__: {isAdmin: true}\nmodel: {provider: scripted, turns: [{text: hi}]}',
+      'name: newbie\nmodel: {provider: scripted, turns: [{tool_calls: [{name: finish, input: {__proto__: {fuzzPolluted: true}, constructor: {prototype: {fuzzPolluted: true}}}}]}]}',
+      'base: &base {provider: scripted, turns: [{text: hi}]}\nname: newbie\nmodel: {<<: *base}',
+      'name: !!js/function "function () { return 1 }"\nmodel: {provider: scripted}',
+      'name: !!binary aGVsbG8=\nmodel: !!set {a, b}',
+      'name: newbie\nmodel: {provider: scripted, turns: [{text: *undefined_alias}]}',
+      '--- a\n--- b\n',
+      '%YAML 1.1\n---\nname: newbie',
+      '? [complex, key]\n: value',
+      'name: newbie\nname: helper\n',
+      '{',
+      '\t- tab',
+      '',
+    ),
+  },
+  { weight: 1, arbitrary: fc.constantFrom(100, 700, 2000, 20_000).map((depth) => new Lazy(`yaml flow nested ${depth} deep`, () => `name: newbie\nx: ${'['.repeat(depth)}${']'.repeat(depth)}`)) },
+  { weight: 1, arbitrary: fc.integer({ min: 60_000, max: 70_000 }).map((n) => new Lazy(`yaml of ${n} chars`, () => `name: newbie\ndescription: "${'y'.repeat(n)}"\nmodel: {provider: scripted, turns: [{text: hi}]}`)) },
+  { weight: 2, arbitrary: weirdString },
+);
+
+const PUBLIC_URLS = ['https://hooks.invalid/new', 'https://example.com/parley', 'https://93.184.215.14/hook', 'http://[2606:4700::1]/x'];
+/** Where a webhook must not point (the default PARLEY_WEBHOOK_ALLOW_PRIVATE=false); WHATWG URL spellings included. */
+const PRIVATE_URLS = [
+  'http://169.254.169.254/latest/meta-data/',
+  'http://[::ffff:169.254.169.254]/',
+  'http://0xa9fea9fe/',
+  'http://2852039166/',
+  'http://169.254.169.254./',
+  'http://127.0.0.1:6379/',
+  'http://127.1/',
+  'http://0/',
+  'http://[::1]/',
+  'http://[::]/',
+  'http://10.0.0.1/',
+  'http://192.168.1.1/',
+  'http://100.64.0.1/',
+  'http://[fd00::1]/',
+  'http://[fe80::1]/',
+  'http://localhost/',
+  'http://LOCALHOST./',
+  'http://api.localhost/',
+];
+const BAD_URLS = ['ftp://x.example/', 'javascript:alert(1)', 'file:///etc/passwd', 'http://user:pw@x.example/', 'https://x.example/#frag', 'http://', '//x.example', 'x.example', '', '   ', `https://x.example/${'a'.repeat(2100)}`, 'http://[::1', 'gopher://127.0.0.1:6379/_FLUSHALL'];
+const urlArb = fc.oneof(fc.constantFrom(...PUBLIC_URLS), fc.constantFrom(...PRIVATE_URLS), fc.constantFrom(...BAD_URLS), weirdString);
+const eventsArb = fc.oneof(
+  fc.subarray([...WEBHOOK_EVENT_TYPES], { minLength: 1 }),
+  fc.array(fc.oneof(fc.constantFrom(...WEBHOOK_EVENT_TYPES), fc.constantFrom('run.started', 'RUN.FINISHED', '*', '', '__proto__')), { maxLength: 12 }),
+  fc.constantFrom<unknown>([], 'run.finished', ['run.finished', 'run.finished']),
+);
+const digestArb = fc.oneof(
+  { weight: 3, arbitrary: digestRef },
+  { weight: 2, arbitrary: fc.uint8Array({ minLength: 32, maxLength: 32 }).map((bytes) => Buffer.from(bytes).toString('hex')) },
+  { weight: 1, arbitrary: fc.constantFrom('0'.repeat(64), 'A'.repeat(64), 'f'.repeat(63), 'g'.repeat(64), `${'a'.repeat(64)}\n`) },
+  { weight: 1, arbitrary: weirdString },
+);
+
 /** Plausible values for each field of each schema (right and wrong); `hostile` mixes in the rest. */
 const FIELD: Record<string, fc.Arbitrary<unknown>> = {
   agent: fc.constantFrom('asker', 'approver', 'demo', 'no-such-agent', 'Asker', 'a'.repeat(70), 'bad name'),
@@ -397,6 +630,13 @@ const FIELD: Record<string, fc.Arbitrary<unknown>> = {
   runId: fc.oneof(runRef, idArb),
   interactionId: fc.oneof(interactionRef, idArb),
   answer: fc.constant(null), // filled below: an answer body
+  definition: definitionArb,
+  yaml: yamlArb,
+  url: urlArb,
+  events: eventsArb,
+  enabled: fc.oneof(fc.boolean(), fc.constantFrom('false', 0, null)),
+  description: fc.oneof(weirdString, fc.constant('d'.repeat(501)), fc.constant('')),
+  digest: digestArb,
 };
 
 const SCHEMA_FIELDS = {
@@ -413,6 +653,11 @@ const SCHEMA_FIELDS = {
   claim: ['interactionId', 'release'],
   runMessage: ['runId', 'text'],
   stop: ['runId'],
+  upload: ['definition', 'yaml'],
+  createWebhook: ['url', 'events', 'description'],
+  updateWebhook: ['url', 'events', 'enabled', 'description'],
+  enablePowers: ['digest'],
+  deliveries: ['limit'],
 } as const;
 
 /** An object of some of `fields` (each plausible or hostile) plus maybe unknown or pollution keys. */
@@ -453,8 +698,8 @@ interface HttpCase {
   encoding?: Encoding;
   /** A deliberately valid answer to an interaction answered before the fuzz. */
   replay?: boolean;
-  /** The exact outcome, when the case has one. */
-  expect?: { status: number; code?: ErrorCode; mentions?: string };
+  /** The exact outcome, when the case has one (`field`: an issue in `details.issues` names it). */
+  expect?: { status: number; code?: ErrorCode; mentions?: string; field?: string };
 }
 
 type Route = { method: string; path: (id: string) => string; id?: 'run' | 'interaction' | 'any'; body?: keyof typeof SCHEMA_FIELDS; query?: keyof typeof SCHEMA_FIELDS };
@@ -481,7 +726,7 @@ const ROUTES: Route[] = [
   { method: 'DELETE', path: (id) => `/v1/approvals/${id}/claim`, id: 'interaction' },
 ];
 
-const whoArb = fc.constantFrom<Who>('alice', 'alice', 'bob', 'mallory', 'mallory', 'globexAdmin', 'globexService', 'anonymous', 'forged', 'wrongSecret', 'malformed');
+const whoArb = fc.constantFrom<Who>('alice', 'alice', 'bob', 'mallory', 'mallory', 'globexAdmin', 'globexService', 'operator', 'anonymous', 'forged', 'wrongSecret', 'malformed', 'forgedOperator');
 const foreignWho = fc.constantFrom<Who>('bob', 'mallory', 'globexAdmin', 'globexService');
 
 function encodeSegment(raw: string, mode: number): string {
@@ -528,7 +773,10 @@ function resolveIdLater(id: IdRef): string {
 }
 
 function fillIds(text: string): string {
-  return text.replace(/\{\{(run1|run2|run3|q1|ap|q3)\}\}|%7B%7B(run1|run2|run3|q1|ap|q3)%7D%7D/g, (_, ref?: keyof World, encoded?: keyof World) => world[(ref ?? encoded)!]);
+  return text.replace(/\{\{([A-Za-z0-9]+)\}\}|%7B%7B([A-Za-z0-9]+)%7D%7D/g, (match, ref?: string, encoded?: string) => {
+    const key = (ref ?? encoded)!;
+    return Object.hasOwn(world, key) ? world[key as keyof World] : match;
+  });
 }
 
 function bodyArb(schema: keyof typeof SCHEMA_FIELDS | undefined): fc.Arbitrary<BodySpec> {
@@ -645,10 +893,213 @@ const routeCase: fc.Arbitrary<HttpCase> = fc
     }),
   );
 
+/**
+ * Tenant agents, webhooks and the operator's routes. `:hook`, `:delivery`, `:name` and `:tenant`
+ * are filled per case. The tenants' admins and the operator are among the callers: `defuse` keeps
+ * what they send from being a valid change.
+ */
+interface NewRoute {
+  method: string;
+  path: string;
+  body?: keyof typeof SCHEMA_FIELDS;
+  query?: keyof typeof SCHEMA_FIELDS;
+}
+
+const NEW_ROUTES: NewRoute[] = [
+  { method: 'GET', path: '/v1/agents/:name' },
+  { method: 'PUT', path: '/v1/agents/:name', body: 'upload' },
+  { method: 'PUT', path: '/v1/agents/:name', body: 'upload' },
+  { method: 'DELETE', path: '/v1/agents/:name' },
+  { method: 'POST', path: '/v1/webhooks', body: 'createWebhook' },
+  { method: 'GET', path: '/v1/webhooks' },
+  { method: 'GET', path: '/v1/webhooks/:hook' },
+  { method: 'PATCH', path: '/v1/webhooks/:hook', body: 'updateWebhook' },
+  { method: 'DELETE', path: '/v1/webhooks/:hook' },
+  { method: 'POST', path: '/v1/webhooks/:hook/rotate-secret' },
+  { method: 'GET', path: '/v1/webhooks/:hook/deliveries', query: 'deliveries' },
+  { method: 'GET', path: '/v1/webhooks/deliveries/:delivery' },
+  { method: 'POST', path: '/v1/webhooks/deliveries/:delivery/replay' },
+  { method: 'GET', path: '/v1/operator/tenants/:tenant/agents' },
+  { method: 'GET', path: '/v1/operator/tenants/:tenant/agents/:name/powers' },
+  { method: 'PUT', path: '/v1/operator/tenants/:tenant/agents/:name/powers', body: 'enablePowers' },
+  { method: 'DELETE', path: '/v1/operator/tenants/:tenant/agents/:name/powers' },
+];
+
+const newWhoArb = fc.constantFrom<Who>(
+  'acmeAdmin',
+  'acmeAdmin',
+  'globexAdmin',
+  'globexAdmin',
+  'operator',
+  'operator',
+  'alice',
+  'bob',
+  'mallory',
+  'globexService',
+  'anonymous',
+  'forged',
+  'forgedOperator',
+  'wrongSecretOperator',
+  'malformed',
+);
+const hookIdArb = fc.oneof({ weight: 4, arbitrary: webhookRef }, { weight: 1, arbitrary: deliveryRef }, { weight: 3, arbitrary: idArb });
+const deliveryIdArb = fc.oneof({ weight: 4, arbitrary: deliveryRef }, { weight: 1, arbitrary: webhookRef }, { weight: 3, arbitrary: idArb });
+const tenantArb = fc.oneof({ weight: 5, arbitrary: fc.constantFrom('acme', 'globex', 'initech', 'ACME', 'acme ', '__proto__', 'a'.repeat(65)) }, { weight: 1, arbitrary: badIds });
+
+function fillRoute(path: string, params: { hook: string; delivery: string; name: string; tenant: string }, mode: number): string {
+  return path.replace(/:(hook|delivery|name|tenant)/g, (_, key: keyof typeof params) => encodeSegment(params[key], mode));
+}
+
+const newRouteCase: fc.Arbitrary<HttpCase> = fc
+  .tuple(
+    fc.constantFrom(...NEW_ROUTES),
+    fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+    fc.record({ hook: hookIdArb.map(resolveIdLater), delivery: deliveryIdArb.map(resolveIdLater), name: agentNameArb, tenant: tenantArb }),
+    fc.integer({ min: 0, max: 3 }),
+    newWhoArb,
+    contentTypeArb,
+    encodingArb,
+  )
+  .chain(([route, method, params, mode, who, contentType, encoding]) =>
+    fc.tuple(bodyArb(route.body), queryArb(route.query ?? route.body)).map(
+      ([body, query]): HttpCase => ({
+        label: `new route ${route.method} ${route.path}`,
+        who,
+        method: method ?? route.method,
+        path: `${fillRoute(route.path, params, mode)}${query ? `?${query}` : ''}`,
+        body,
+        ...(contentType ? { contentType } : {}),
+        ...(encoding ? { encoding } : {}),
+      }),
+    ),
+  );
+
+const json = (value: unknown): BodySpec => ({ kind: 'json', value });
+const OTHER_TENANT = { acmeAdmin: 'globex', globexAdmin: 'acme' } as const;
+const WEBHOOK_ROUTES = NEW_ROUTES.filter((r) => r.path.startsWith('/v1/webhooks'));
+const OPERATOR_ROUTES = NEW_ROUTES.filter((r) => r.path.startsWith('/v1/operator'));
+
+/** Requests of the new routes whose outcome is known exactly. */
+const newExactCase: fc.Arbitrary<HttpCase> = fc.oneof(
+  // Members and services may read agents but not upload or delete them, even valid ones.
+  fc.tuple(fc.constantFrom<Who>('alice', 'bob', 'mallory', 'globexService'), fc.constantFrom('helper', 'gadget', 'newbie'), fc.boolean()).map(
+    ([who, name, asYaml]): HttpCase => ({
+      label: 'member uploads an agent',
+      who,
+      method: 'PUT',
+      path: `/v1/agents/${name}`,
+      body: json(asYaml ? { yaml: toYaml(tenantAgent(name)) } : { definition: tenantAgent(name) }),
+      contentType: 'application/json',
+      expect: { status: 403, code: 'forbidden', mentions: 'only admins upload agents' },
+    }),
+  ),
+  fc.tuple(fc.constantFrom<Who>('alice', 'bob', 'mallory', 'globexService'), fc.constantFrom('helper', 'gadget', 'no-such-agent')).map(
+    ([who, name]): HttpCase => ({ label: 'member deletes an agent', who, method: 'DELETE', path: `/v1/agents/${name}`, body: { kind: 'none' }, expect: { status: 403, code: 'forbidden' } }),
+  ),
+  // Webhooks are admins' only, whatever the id; the operator is no tenant's admin.
+  fc.tuple(fc.constantFrom<Who>('operator', 'alice', 'bob', 'mallory', 'globexService'), fc.constantFrom(...WEBHOOK_ROUTES), webhookRef, deliveryRef).map(
+    ([who, route, hook, delivery]): HttpCase => ({
+      label: `non-admin ${route.method} ${route.path}`,
+      who,
+      method: route.method,
+      path: fillRoute(route.path, { hook: resolveIdLater(hook), delivery: resolveIdLater(delivery), name: '', tenant: '' }, 0),
+      body: route.body === 'createWebhook' ? json({ url: 'https://hooks.invalid/x', events: ['run.failed'] }) : route.body === 'updateWebhook' ? json({ enabled: false }) : { kind: 'none' },
+      contentType: 'application/json',
+      expect: { status: 403, code: 'forbidden', mentions: who === 'operator' ? 'operator tokens reach only' : 'only admins manage webhooks' },
+    }),
+  ),
+  // The operator's token opens no tenant route.
+  fc.constantFrom('/v1/runs', '/v1/agents', '/v1/agents/helper', '/v1/interactions', '/v1/approvals', `/v1/runs/{{run1}}`, '/v1/schedules').map(
+    (path): HttpCase => ({ label: 'operator on a tenant route', who: 'operator', method: 'GET', path, body: { kind: 'none' }, expect: { status: 403, code: 'forbidden' } }),
+  ),
+  // Tenant tokens never reach the operator's routes; forged operator tokens are not operators.
+  fc.tuple(fc.constantFrom<Who>('alice', 'acmeAdmin', 'globexAdmin', 'globexService', 'forgedOperator', 'wrongSecretOperator', 'anonymous'), fc.constantFrom(...OPERATOR_ROUTES), fc.constantFrom('acme', 'globex'), digestRef).map(
+    ([who, route, tenant, digest]): HttpCase => ({
+      label: `${who} on ${route.method} ${route.path}`,
+      who,
+      method: route.method,
+      path: fillRoute(route.path, { hook: '', delivery: '', name: tenant === 'acme' ? 'helper' : 'gadget', tenant }, 0),
+      body: route.body ? json({ digest: resolveIdLater(digest) }) : { kind: 'none' },
+      contentType: 'application/json',
+      expect: ['forgedOperator', 'wrongSecretOperator', 'anonymous'].includes(who) ? { status: 401, code: 'unauthenticated' } : { status: 403, code: 'forbidden', mentions: 'only operator tokens' },
+    }),
+  ),
+  // An admin aiming at the other tenant's endpoints, deliveries and agents: 404, as for ids that do not exist.
+  fc.tuple(fc.constantFrom<'acmeAdmin' | 'globexAdmin'>('acmeAdmin', 'globexAdmin'), fc.constantFrom(...WEBHOOK_ROUTES.filter((r) => r.path.includes(':')))).map(([who, route]): HttpCase => {
+    const other = OTHER_TENANT[who];
+    const isDelivery = route.path.includes(':delivery');
+    const id = `{{${other}${isDelivery ? 'Delivery' : 'Hook'}}}`;
+    return {
+      label: `foreign ${route.method} ${route.path}`,
+      who,
+      method: route.method,
+      path: fillRoute(route.path, { hook: id, delivery: id, name: '', tenant: '' }, 0),
+      // A public literal address: checked without DNS, and valid, so only the id decides.
+      body: route.body === 'updateWebhook' ? json({ enabled: false, url: 'https://93.184.215.14/mine', description: 'taken over' }) : { kind: 'none' },
+      contentType: 'application/json',
+      expect: { status: 404, code: 'not_found', mentions: `${isDelivery ? 'webhook delivery' : 'webhook'} ${id} not found` },
+    };
+  }),
+  fc.tuple(fc.constantFrom<'acmeAdmin' | 'globexAdmin'>('acmeAdmin', 'globexAdmin'), fc.constantFrom('GET', 'DELETE')).map(([who, method]): HttpCase => {
+    const name = who === 'acmeAdmin' ? 'gadget' : 'helper';
+    return { label: `foreign agent ${method}`, who, method, path: `/v1/agents/${name}`, body: { kind: 'none' }, expect: { status: 404, code: 'not_found', mentions: `agent ${name} not found` } };
+  }),
+  // Alias bombs and cycles are refused as YAML, naming the field.
+  fc
+    .tuple(fc.constantFrom<Who>('acmeAdmin', 'globexAdmin'), fc.oneof(fc.constantFrom(...CYCLIC_YAML), fc.constantFrom([9, 9], [12, 12], [30, 4], [4, 30]).map(([levels, width]) => aliasBomb(levels, width))))
+    .map(([who, yaml]): HttpCase => ({
+      label: 'YAML alias bomb',
+      who,
+      method: 'PUT',
+      path: '/v1/agents/newbie',
+      body: json({ yaml }),
+      contentType: 'application/json',
+      expect: { status: 400, code: 'validation_failed', field: 'yaml' },
+    })),
+  // Webhooks to this host, private networks and cloud metadata are refused, naming `url`.
+  fc.tuple(fc.constantFrom<Who>('acmeAdmin', 'globexAdmin'), fc.constantFrom(...PRIVATE_URLS), fc.boolean(), webhookRef).map(
+    ([who, url, create, hook]): HttpCase => ({
+      label: `private webhook URL (${create ? 'create' : 'update'})`,
+      who,
+      method: create ? 'POST' : 'PATCH',
+      path: create ? '/v1/webhooks' : `/v1/webhooks/${resolveIdLater(hook)}`,
+      body: json(create ? { url, events: ['run.finished'] } : { url }),
+      contentType: 'application/json',
+      expect: { status: 400, code: 'validation_failed', field: 'url' },
+    }),
+  ),
+  // The operator enables only the version it reviewed.
+  fc.tuple(fc.constantFrom('acme', 'globex'), fc.constantFrom(...[0, 1, 2].map((i) => `${'0123456789abcdef'[i].repeat(64)}`))).map(
+    ([tenant, digest]): HttpCase => ({
+      label: 'operator enables a stale digest',
+      who: 'operator',
+      method: 'PUT',
+      path: `/v1/operator/tenants/${tenant}/agents/${tenant === 'acme' ? 'helper' : 'gadget'}/powers`,
+      body: json({ digest }),
+      contentType: 'application/json',
+      expect: { status: 409, code: 'conflict', field: 'digest' },
+    }),
+  ),
+  fc.tuple(fc.constantFrom('acme', 'globex', 'initech'), fc.constantFrom('GET', 'PUT', 'DELETE'), digestRef).map(
+    ([tenant, method, digest]): HttpCase => ({
+      label: `operator ${method} powers of a missing agent`,
+      who: 'operator',
+      method,
+      path: `/v1/operator/tenants/${tenant}/agents/no-such-agent/powers`,
+      body: method === 'PUT' ? json({ digest: resolveIdLater(digest) }) : { kind: 'none' },
+      contentType: 'application/json',
+      expect: { status: 404, code: 'not_found', mentions: 'agent no-such-agent not found' },
+    }),
+  ),
+);
+
 /** Random paths under /v1 with random methods. */
 const randomPathCase: fc.Arbitrary<HttpCase> = fc
   .tuple(
-    fc.array(fc.oneof(fc.constantFrom('runs', 'interactions', 'approvals', 'agents', 'claim', 'answer', 'stop', 'v1', '..', '.', '%', '%2e%2e', '%2F', ''), fc.string({ maxLength: 30 }), idArb.map(resolveIdLater)), {
+    fc.array(
+      fc.oneof(
+        fc.constantFrom('runs', 'interactions', 'approvals', 'agents', 'claim', 'answer', 'stop', 'v1', '..', '.', '%', '%2e%2e', '%2F', ''),
+        fc.constantFrom('webhooks', 'deliveries', 'replay', 'rotate-secret', 'operator', 'tenants', 'acme', 'globex', 'powers', 'helper', 'gadget'), fc.string({ maxLength: 30 }), idArb.map(resolveIdLater)), {
       minLength: 0,
       maxLength: 6,
     }),
@@ -721,6 +1172,8 @@ const httpCase: fc.Arbitrary<HttpCase> = fc.oneof(
   { weight: 3, arbitrary: randomPathCase },
   { weight: 3, arbitrary: foreignIdCase },
   { weight: 2, arbitrary: replayCase },
+  { weight: 9, arbitrary: newRouteCase },
+  { weight: 3, arbitrary: newExactCase },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -842,15 +1295,129 @@ function defuse(c: HttpCase): { path: string; payload: string | Buffer | undefin
       }
     }
   }
+  const kept = keepOwnIds(c.who, c.method, path);
+  defused += kept === path ? 0 : 1;
+  path = kept;
   const value = parsedAs(payload, c.contentType);
-  if (isPlainObject(value) && (StartRunBodySchema.safeParse(value).success || (c.who === 'alice' && wouldChangeState(decodedPath(path), value)))) {
+  if (
+    isPlainObject(value) &&
+    (StartRunBodySchema.safeParse(value).success || (c.who === 'alice' && wouldChangeState(decodedPath(path), value)) || adminOrOperatorWouldChange(c.who, c.method, decodedPath(path), value))
+  ) {
     // An unknown key makes every strict schema refuse it. Spliced into the text: the value may be
     // nested too deeply for JSON.stringify.
     const text = typeof payload === 'string' ? payload : payload!.toString(charsetOf(c.contentType));
     const at = text.indexOf('{');
+    defused++;
     payload = `${text.slice(0, at + 1)}"defused":true,${text.slice(at + 1)}`;
   }
   return { path, payload };
+}
+
+const OWN = {
+  acmeAdmin: { tenant: 'acme', agent: 'helper', hook: 'acmeHook', delivery: 'acmeDelivery' },
+  globexAdmin: { tenant: 'globex', agent: 'gadget', hook: 'globexHook', delivery: 'globexDelivery' },
+} as const;
+const CURRENT_AGENTS: Record<string, { name: string; digest: keyof World }> = { acme: { name: 'helper', digest: 'helperDigest' }, globex: { name: 'gadget', digest: 'gadgetDigest' } };
+
+/** The route a decoded path reaches (Express matches literal segments case-insensitively and ignores a trailing slash), with its params. */
+function routeOf(decoded: string): { route: string; params: string[] } | undefined {
+  const patterns: Array<[string, RegExp]> = [
+    ['agent', /^\/v1\/agents\/([^/]+)\/*$/i],
+    ['webhooks', /^\/v1\/webhooks\/*$/i],
+    ['delivery', /^\/v1\/webhooks\/deliveries\/([^/]+)(?:\/replay)?\/*$/i],
+    ['webhook', /^\/v1\/webhooks\/([^/]+)(?:\/rotate-secret|\/deliveries)?\/*$/i],
+    ['powers', /^\/v1\/operator\/tenants\/([^/]+)\/agents\/([^/]+)\/powers\/*$/i],
+  ];
+  for (const [route, pattern] of patterns) {
+    const match = pattern.exec(decoded);
+    if (match) {
+      return { route, params: match.slice(1) };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An admin deletes, rotates and replays only the other tenant's endpoints, deliveries and agents
+ * (404); the operator revokes only agents that do not exist. Their own would change state.
+ */
+function keepOwnIds(who: Who, method: string, path: string): string {
+  const upper = method.toUpperCase();
+  if (READ_METHODS.has(upper) || upper === 'PATCH' || upper === 'PUT') {
+    return path;
+  }
+  if (who === 'acmeAdmin' || who === 'globexAdmin') {
+    const own = OWN[who];
+    const other = OWN[who === 'acmeAdmin' ? 'globexAdmin' : 'acmeAdmin'];
+    let out = path.split(world[own.hook]).join(world[other.hook]).split(world[own.delivery]).join(world[other.delivery]);
+    const target = routeOf(decodedPath(out));
+    if (target?.route === 'agent' && target.params[0] === own.agent) {
+      out = `/v1/agents/no-such-agent${out.slice(out.split(/[?#]/)[0].length)}`;
+    }
+    return out;
+  }
+  if (who === 'operator') {
+    const target = routeOf(decodedPath(path));
+    if (target?.route === 'powers' && CURRENT_AGENTS[target.params[0]]?.name === target.params[1]) {
+      return `/v1/operator/tenants/${target.params[0]}/agents/no-such-agent/powers${path.slice(path.split(/[?#]/)[0].length)}`;
+    }
+  }
+  return path;
+}
+
+/** A webhook URL the gateway refuses without resolving anything: a private literal address or a local name. */
+function refusedWithoutDns(url: string): boolean {
+  const host = hostOf(new URL(url));
+  if (isIP(host) !== 0) {
+    return isPrivateAddress(host);
+  }
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/**
+ * Whether an admin's or the operator's body would be accepted, by the gateway's own checks: an
+ * agent upload, a new webhook, a change to an own webhook (or one whose URL would be resolved: that
+ * waits on DNS), or enabling an agent's current version.
+ */
+function adminOrOperatorWouldChange(who: Who, method: string, decoded: string, value: Record<string, unknown>): boolean {
+  const target = routeOf(decoded);
+  const upper = method.toUpperCase();
+  if (!target) {
+    return false;
+  }
+  if (who === 'operator') {
+    const parsed = EnablePowersBodySchema.safeParse(value);
+    const current = CURRENT_AGENTS[target.params[0]];
+    return upper === 'PUT' && target.route === 'powers' && parsed.success && current?.name === target.params[1] && parsed.data.digest === world[current.digest];
+  }
+  if (who !== 'acmeAdmin' && who !== 'globexAdmin') {
+    return false;
+  }
+  if (upper === 'PUT' && target.route === 'agent') {
+    const parsed = UploadAgentBodySchema.safeParse(value);
+    if (!parsed.success) {
+      return false;
+    }
+    try {
+      parseUploadedAgent(target.params[0], parsed.data, stack.gateway!.get(TenantAgents).catalog);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  if (upper === 'POST' && target.route === 'webhooks') {
+    const parsed = CreateWebhookBodySchema.safeParse(value);
+    return parsed.success && !refusedWithoutDns(parsed.data.url);
+  }
+  if (upper === 'PATCH' && target.route === 'webhook') {
+    const parsed = UpdateWebhookBodySchema.safeParse(value);
+    if (!parsed.success || (parsed.data.url !== undefined && refusedWithoutDns(parsed.data.url))) {
+      return false;
+    }
+    return target.params[0] === world[OWN[who].hook] || (parsed.data.url !== undefined && isIP(hostOf(new URL(parsed.data.url))) === 0);
+  }
+  return false;
 }
 
 function prepare(c: HttpCase): Prepared {
@@ -957,10 +1524,11 @@ function errorShapeProblem(body: unknown, status: number | null): string | undef
 }
 
 function leaks(who: Who | 'socket-other', text: string, echo: string): string | undefined {
-  if (who === 'alice') {
-    return undefined;
+  // No create or rotate ever succeeds here, so no reply carries a signing secret.
+  if (text.includes('whsec_') && !echo.includes('whsec_')) {
+    return 'a webhook secret';
   }
-  return victimIds().find((id) => text.includes(id) && !echo.includes(id));
+  return hiddenFrom(who).find((id) => text.includes(id) && !echo.includes(id));
 }
 
 function checkHttp(c: HttpCase, p: Prepared, reply: Reply): string | undefined {
@@ -1005,6 +1573,10 @@ function checkHttp(c: HttpCase, p: Prepared, reply: Reply): string | undefined {
     if (expected.mentions && !error?.message?.includes(fillIds(expected.mentions))) {
       return `expected the message to mention "${fillIds(expected.mentions)}"`;
     }
+    const issues = (body as { error?: { details?: { issues?: Array<{ field?: string }> } } }).error?.details?.issues;
+    if (expected.field && !issues?.some((issue) => issue.field === expected.field)) {
+      return `expected an issue naming "${expected.field}"`;
+    }
   }
   return undefined;
 }
@@ -1012,6 +1584,9 @@ function checkHttp(c: HttpCase, p: Prepared, reply: Reply): string | undefined {
 async function runHttp(c: HttpCase): Promise<void> {
   const p = prepare(c);
   sent.http++;
+  if (/^\/v1\/(agents\/|webhooks|operator)/i.test(p.path)) {
+    sentToNewRoutes++;
+  }
   let reply: Reply;
   try {
     reply = await send(p);
@@ -1520,6 +2095,24 @@ describe('hostile input (property-based fuzz)', () => {
     }
   });
 
+  it('a YAML alias bomb is refused at once, naming yaml; an operator token opens no socket', async () => {
+    const admin = stack.token(ACME_ADMIN);
+    for (const yaml of [aliasBomb(9, 9), aliasBomb(30, 30), ...CYCLIC_YAML]) {
+      const startedAt = Date.now();
+      const reply = await stack.http('PUT', '/v1/agents/newbie', { yaml }, admin);
+      sent.http++;
+      expect({ yaml: short(yaml, 60), status: reply.status, code: reply.body.error?.code, fields: reply.body.error?.details?.issues?.map((i: { field: string }) => i.field) }).toEqual({
+        yaml: short(yaml, 60),
+        status: 400,
+        code: 'validation_failed',
+        fields: ['yaml'],
+      });
+      expect(Date.now() - startedAt).toBeLessThan(2000);
+    }
+    await expect(openSocket(stack.token(OPERATOR))).rejects.toThrow(/operator/);
+    sent.socket++;
+  });
+
   it("raw HTTP that Node's parser refuses gets a JSON error too", async () => {
     const token = stack.token(MALLORY);
     const fixed = [
@@ -1570,11 +2163,30 @@ describe('hostile input (property-based fuzz)', () => {
     expect((await stack.run(world.run2, alice)).run.status).toBe('waiting');
     const log = (await stack.http('GET', `/v1/runs/${world.run3}/log`, undefined, alice)).body.entries as Array<{ type: string }>;
     expect(log.filter((entry) => entry.type === 'answer')).toHaveLength(1);
+    // The endpoints, their deliveries, the tenant agents and the one enablement are as they were.
+    for (const [who, hook, delivery] of [
+      [ACME_ADMIN, world.acmeHook, world.acmeDelivery],
+      [GLOBEX_ADMIN, world.globexHook, world.globexDelivery],
+    ] as const) {
+      const hooks = (await stack.http('GET', '/v1/webhooks', undefined, stack.token(who))).body.webhooks as Array<{ id: string; enabled: boolean; secretRotatedAt?: string }>;
+      expect(hooks.map((h) => [h.id, h.enabled, h.secretRotatedAt])).toEqual([[hook, true, undefined]]);
+      const deliveries = (await stack.http('GET', `/v1/webhooks/${hook}/deliveries`, undefined, stack.token(who))).body.deliveries as Array<{ id: string }>;
+      expect(deliveries.map((d) => d.id)).toEqual([delivery]);
+    }
+    const operator = stack.token(OPERATOR);
+    const powers = async (tenant: string, name: string) => (await stack.http('GET', `/v1/operator/tenants/${tenant}/agents/${name}/powers`, undefined, operator)).body.powers;
+    expect(await powers('acme', 'helper')).toMatchObject({ digest: world.helperDigest, enabled: false, enabledVersions: [] });
+    expect(await powers('globex', 'gadget')).toMatchObject({ digest: world.gadgetDigest, enabled: true });
+    for (const tenant of ['acme', 'globex']) {
+      const agents = (await stack.http('GET', `/v1/operator/tenants/${tenant}/agents`, undefined, operator)).body.agents as Array<{ name: string }>;
+      expect(agents.map((a) => a.name)).toEqual([tenant === 'acme' ? 'helper' : 'gadget']);
+    }
 
     const total = sent.http + sent.socket + sent.raw + sent.tcp;
     console.log(
       [
         `hostile-input fuzz: ${total} messages (HTTP ${sent.http}, socket.io ${sent.socket}, raw engine.io ${sent.raw}, raw TCP ${sent.tcp}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `  HTTP to /v1/agents/:name, /v1/webhooks and /v1/operator: ${sentToNewRoutes}; defused: ${defused}`,
         `  HTTP replies: ${summary(outcomes.http)}`,
         `  socket.io acks: ${summary(outcomes.socket)}`,
       ].join('\n'),

@@ -68,6 +68,8 @@ function rawDefinition(body: UploadAgentBody): unknown {
   let raw: unknown;
   try {
     raw = parse(body.yaml ?? '');
+    // An alias inside its own anchor parses to a cycle, which JSON (and every later step) cannot hold.
+    JSON.stringify(raw);
   } catch (error) {
     throw new ValidationFailedError('body', [{ field: 'yaml', reason: `not valid YAML: ${(error as Error).message}` }]);
   }
