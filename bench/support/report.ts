@@ -1,5 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import type { CycleResults, ThroughputFigures } from '../items/cycles';
+import type { FanoutResults } from '../items/fanout';
+import type { LangGraphResults } from '../items/langgraph';
+import { COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
+import type { PerCycleCosts } from './procs';
 import type { Latency } from './stats';
 
 export interface CommandFigures {
@@ -9,6 +14,46 @@ export interface CommandFigures {
   server: number;
 }
 
+export interface ApprovalResults {
+  runs: number;
+  callsPerRun: number;
+  concurrency: number;
+  cycles: number;
+  ms: number;
+  perSec: number;
+  resume: Latency;
+  absorbed: number;
+  commands: CommandFigures;
+}
+
+export interface GrantResults {
+  sequential: { runs: number; callsPerRun: number; step: Latency };
+  runs: number;
+  coveredPerRun: number;
+  concurrency: number;
+  covered: number;
+  ms: number;
+  bareMs: number;
+  perSec: number;
+  marginalPerSec: number;
+  step: Latency;
+  commands: CommandFigures;
+  marginalCommands: CommandFigures;
+  smismemberPerCall: number;
+  breakdown: Array<[string, number]>;
+}
+
+export interface CommandLineResults {
+  lines: number;
+  rounds: number;
+  callsPerRound: number;
+  opsPerSec: number;
+  usPerCall: number;
+  minUs: number;
+  maxUs: number;
+  perLine: Array<{ line: string; verdict: string; us: number }>;
+}
+
 export interface Results {
   date: string;
   node: string;
@@ -16,101 +61,28 @@ export interface Results {
   cpuModel: string;
   redisVersion: string;
   seconds: number;
-  latency?: {
-    runs: number;
-    questionsPerRun: number;
-    parleyResume: Latency;
-    parleyCycle: Latency;
-    absorbed: number;
-    bull: Latency;
-    miniResume: Latency;
-  };
-  throughput?: {
-    runs: number;
-    questionsPerRun: number;
-    concurrency: number;
-    parley: { cycles: number; ms: number; perSec: number; resume: Latency; absorbed: number };
-    mini: { cycles: number; ms: number; perSec: number; resume: Latency };
-  };
-  commands?: {
-    parleyMarginal: number;
-    parleySequential: CommandFigures;
-    parleyConcurrent: CommandFigures;
-    bull: CommandFigures;
-    miniSequential: CommandFigures;
-    miniConcurrent: CommandFigures;
-    parleyBreakdown: Array<[string, number]>;
-    parleyIdlePerSec: number;
-    bullmqShare: number;
-    parleyShare: number;
-  };
-  memory?: {
-    runs: number;
-    perRun: Array<[string, number]>;
-    runOwnedExclLog: number;
-    tenantShared: number;
-    bullmq: Array<[string, number]>;
-    bullmqTotal: number;
-    retainedCompleted: Array<[string, number]>;
-    log: number;
-    usedMemoryPerRun: number;
-    sampleRun: Array<[string, number]>;
-    mini: { perRun: number; bullmq: number; usedMemoryPerRun: number };
-  };
-  approvals?: {
-    runs: number;
-    callsPerRun: number;
-    concurrency: number;
-    cycles: number;
-    ms: number;
-    perSec: number;
-    resume: Latency;
-    absorbed: number;
-    /** Per approve → resume cycle, gross (run start and finish amortised), like `commands.parleyConcurrent`. */
-    commands: CommandFigures;
-  };
-  grants?: {
-    /** One run at a time, each approved once with allow_run and then `callsPerRun` covered calls. */
-    sequential: { runs: number; callsPerRun: number; step: Latency };
-    runs: number;
-    coveredPerRun: number;
-    concurrency: number;
-    covered: number;
-    /** From releasing the held allow_run answers to the last `run.finished`, with `coveredPerRun` covered calls per run. */
-    ms: number;
-    /** The same with no covered call (approve, then finish). */
-    bareMs: number;
-    perSec: number;
-    marginalPerSec: number;
-    step: Latency;
-    /** Per covered call, gross: each run's resume and finish amortised over its covered calls. */
-    commands: CommandFigures;
-    /** Per covered call: (window with covered calls − window without) / covered calls. */
-    marginalCommands: CommandFigures;
-    smismemberPerCall: number;
-    breakdown: Array<[string, number]>;
-  };
-  commandLine?: {
-    lines: number;
-    rounds: number;
-    callsPerRound: number;
-    opsPerSec: number;
-    usPerCall: number;
-    minUs: number;
-    maxUs: number;
-    perLine: Array<{ line: string; verdict: string; us: number }>;
-  };
+  /** 1-minute load average at the start of each item and at the end. */
+  loads: number[];
+  cycles?: CycleResults;
+  langgraph?: LangGraphResults;
+  memory?: MemoryResults;
+  deadlines?: DeadlineResults;
+  fanout?: FanoutResults;
+  approvals?: ApprovalResults;
+  grants?: GrantResults;
+  commandLine?: CommandLineResults;
 }
 
-const ms = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} ms` : 'n/a');
-const x = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(1)}×` : 'n/a');
-const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
-const b0 = (v: number) => `${Math.round(v).toLocaleString('en-US')} B`;
-const r2 = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
-const pct = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? `${((a / b) * 100).toFixed(2)}%` : 'n/a');
-const us = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)} µs` : 'n/a');
-const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
-/** A shell line inside a table cell: code span, pipes escaped, newlines shown as ⏎. */
+const fin = (v: number) => Number.isFinite(v);
+const ms = (v: number) => (fin(v) ? `${v.toFixed(2)} ms` : 'n/a');
+const ms0 = (v: number) => (fin(v) ? `${Math.round(v).toLocaleString('en-US')} ms` : 'n/a');
+const n0 = (v: number) => (fin(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
+const n1 = (v: number) => (fin(v) ? v.toFixed(1) : 'n/a');
+const n2 = (v: number) => (fin(v) ? v.toFixed(2) : 'n/a');
+const b0 = (v: number) => (fin(v) ? `${Math.round(v).toLocaleString('en-US')} B` : 'n/a');
+const us = (v: number) => (fin(v) ? `${v.toFixed(2)} µs` : 'n/a');
+const ratio = (a: number, b: number) => (b > 0 && fin(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
+const yes = (ok: boolean) => (ok ? '**yes**' : '**no**');
 const cell = (line: string) => `\`${line.replace(/\|/g, '\\|').replace(/\n/g, '⏎')}\``;
 
 export function machine(): { node: string; cpus: number; cpuModel: string } {
@@ -118,94 +90,116 @@ export function machine(): { node: string; cpus: number; cpuModel: string } {
   return { node: process.version, cpus: list.length, cpuModel: list[0]?.model ?? 'unknown' };
 }
 
-export function renderMarkdown(r: Results): string {
+function costRows(out: string[], rows: Array<[string, PerCycleCosts]>): void {
+  out.push('| per cycle | CPU, all processes | CPU by process | Redis commands executed | of which script calls (EVALSHA) |');
+  out.push('|---|---|---|---|---|');
+  for (const [label, c] of rows) {
+    const byProcess = c.cpu
+      .filter(([, v]) => fin(v))
+      .map(([role, v]) => `${role} ${v.toFixed(2)}`)
+      .join(', ');
+    out.push(`| ${label} | ${ms(c.cpuTotal)} | ${byProcess} | ${n1(c.commands)} | ${n2(c.scriptCalls)} |`);
+  }
+}
+
+function throughputRow(label: string, t: ThroughputFigures): string {
+  return `| ${label} | ${t.cycles} | ${(t.ms / 1000).toFixed(2)} s | ${n0(t.perSec)} | ${ms(t.resume.p50)} | ${ms(t.resume.p99)} |`;
+}
+
+export function renderMarkdown(r: Results, analysis: string[]): string {
   const out: string[] = [];
+  const c = r.cycles;
+  const lg = r.langgraph;
+  const m = r.memory;
+  const d = r.deadlines;
+  const f = r.fanout;
   out.push('# Benchmarks');
   out.push('');
-  out.push('What Parley costs on top of the parts it is built from (BullMQ on Redis), measured side by side with a');
-  out.push('baseline in the same run; the ratio is the result, the absolute figures are only this machine\'s.');
+  out.push('Issue 6\'s seven speed figures, each measured next to its baseline **in the same run** (the machine is');
+  out.push('shared and noisy: the ratio is the result, the absolute figures are only this machine\'s).');
   out.push('');
-  out.push(`- Date: ${r.date}`);
-  out.push(`- Machine: Node.js ${r.node}, ${r.cpus} CPU(s) (${r.cpuModel}), Redis ${r.redisVersion} on 127.0.0.1 (shared with other work)`);
-  out.push('- Everything runs in one Node.js process: gateway, loop-worker and interaction-service (the e2e');
-  out.push('  `TestStack`), the socket.io answerer and the baselines, so the client shares the event loop with the');
-  out.push('  services; worker concurrency 50, lease 15 s (the production default). Scripted agents: no model latency, one tool call');
-  out.push('  per turn (`ask_user_text`, or `write_file` in the approval benchmarks), each question or approval with the');
-  out.push('  default 3600 s timeout (so each also schedules a deadline job and each answer cancels it).');
-  out.push('- Noise: on this shared 2-core machine, repeated runs moved absolute figures by up to 2× (the');
-  out.push('  concurrent baseline most: 2,600 to 5,300 cycles/s over two runs); compare ratios within one run.');
+  out.push(`- Date: ${r.date}; the whole run took ${Math.round(r.seconds)} s.`);
+  out.push(`- Machine: Node.js ${r.node}, ${r.cpus} CPU(s) (${r.cpuModel}), Redis ${r.redisVersion}, PostgreSQL 15 (LangGraph only), all on one host.`);
+  out.push(`- Load: the host is shared with other work; its 1-minute load average at the start of each item and at the end was ${r.loads.map((v) => v.toFixed(1)).join(', ')} (on ${r.cpus} CPUs).`);
+  out.push('- Redis: a `redis-server` of the bench\'s own (no persistence) on 127.0.0.1, so other work on the shared Redis stays');
+  out.push('  out of the latencies, out of `INFO commandstats` and out of `used_memory`; every baseline runs on that same server.');
+  out.push('  `BENCH_REDIS_URL` points the bench at another Redis instead.');
+  out.push('- Parley runs as **separate OS processes** (the multi-process harness of `test/harness/`: 1 gateway, 1 or 2');
+  out.push('  loop-workers with concurrency 50, 1 or 2 interaction-services, started from the TypeScript sources, logs at `warn`,');
+  out.push('  tenant limits off); the answering socket.io client is the bench process. Scripted agents: no model latency,');
+  out.push('  one tool call per turn (`ask_user_text`), each question with the default 3600 s timeout, so each also');
+  out.push('  schedules a deadline job that the answer cancels.');
+  out.push('- Targets are shown as information; the bench asserts only sanity (every run finished, every question');
+  out.push('  answered, every deadline resolved, bulk-created runs shaped like real ones), never timing.');
+  out.push('- The resume signal: there is no `run.resumed` event type; the bench times the answer to the run\'s');
+  out.push('  `run.status` event with status `running` (the worker has taken the run again), which is what a');
+  out.push('  `run.resumed` would mark.');
   out.push('');
   out.push('## How to run');
   out.push('');
   out.push('```sh');
-  out.push('npm run bench');
-  out.push("# = jest --testMatch '<rootDir>/bench/**/*.bench.ts' --runInBand --testTimeout 300000");
+  out.push('npm run bench                 # full run, rewrites this file');
+  out.push('BENCH_QUICK=1 npm run bench   # smoke run (small sizes, about 1 min here), prints only');
   out.push('```');
   out.push('');
-  out.push(`It needs a Redis at \`REDIS_URL\` (default \`redis://127.0.0.1:6379\`), took ${r.seconds.toFixed(0)} s here, uses its`);
-  out.push('own key prefixes, deletes its keys afterwards (never FLUSHDB), prints the figures and rewrites this');
-  out.push('file. Its only assertions are sanity checks (every run finished, every question was answered, calls');
-  out.push('covered by a grant ran without asking), never timing thresholds.');
-  out.push('Set `BENCH_QUICK=1` for a smaller smoke run that prints but does not rewrite this file.');
+  out.push('It needs `redis-server` on the PATH (or `BENCH_REDIS_URL`) and, for the PostgresSaver figure, a PostgreSQL');
+  out.push('at 127.0.0.1:5432 that user `postgres` can reach without a password (`BENCH_PG_HOST`, `BENCH_PG_USER`); it');
+  out.push('creates and drops a database `parley_bench_<random>`. Without PostgreSQL that row says so and the rest runs.');
   out.push('');
   out.push('## Summary');
   out.push('');
-  out.push('| measure | Parley | baseline | ratio (Parley / baseline) |');
-  out.push('|---|---|---|---|');
-  if (r.latency) {
-    const l = r.latency;
-    out.push(`| answer → resume, sequential, p50 | ${ms(l.parleyResume.p50)} | ${ms(l.bull.p50)} (bare BullMQ add → completed) | ${x(l.parleyResume.p50, l.bull.p50)} |`);
-    out.push(`| answer → resume, sequential, p99 | ${ms(l.parleyResume.p99)} | ${ms(l.bull.p99)} (bare BullMQ add → completed) | ${x(l.parleyResume.p99, l.bull.p99)} |`);
-    out.push(`| answer → resume, sequential, p50 | ${ms(l.parleyResume.p50)} | ${ms(l.miniResume.p50)} (minimal park/resume) | ${x(l.parleyResume.p50, l.miniResume.p50)} |`);
-    out.push(`| answer → resume, sequential, p99 | ${ms(l.parleyResume.p99)} | ${ms(l.miniResume.p99)} (minimal park/resume) | ${x(l.parleyResume.p99, l.miniResume.p99)} |`);
+  out.push('| # | measure | Parley | baseline | ratio | target | met? |');
+  out.push('|---|---|---|---|---|---|---|');
+  if (c) {
+    const l = c.latency;
+    out.push(`| 1 | answer → resume (\`run.status running\` at the client), sequential, p50 | ${ms(l.parleyResume.p50)} | ${ms(l.bull.p50)} bare BullMQ add → completed | ${ratio(l.parleyResume.p50, l.bull.p50)} | | |`);
+    out.push(`| 1 | … p99 | ${ms(l.parleyResume.p99)} | ${ms(l.bull.p99)} | ${ratio(l.parleyResume.p99, l.bull.p99)} | ≤ 2× | ${yes(l.parleyResume.p99 <= 2 * l.bull.p99)} |`);
+    const t = c.throughput;
+    for (const [label, fig] of [
+      ['1 worker process', t.oneWorker],
+      ['2 worker processes', t.twoWorkers],
+    ] as Array<[string, ThroughputFigures]>) {
+      const ok = fig.perSec >= 1000 && fig.perSec >= 0.65 * t.mini.perSec;
+      out.push(`| 2 | park/resume cycles/s, ${t.runs} concurrent runs, ${label} | ${n0(fig.perSec)} /s | ${n0(t.mini.perSec)} /s raw BullMQ + Lua + stream | ${ratio(fig.perSec, t.mini.perSec)} | ≥ 1,000 /s and ≥ 0.65× | ${yes(ok)} |`);
+    }
+    if (lg) {
+      const best = Math.max(t.oneWorker.perSec, t.twoWorkers.perSec);
+      out.push(`| 3 | the same cycle vs LangGraph JS, MemorySaver (best Parley figure of §2) | ${n0(best)} /s | ${n0(lg.memory.perSec)} /s | ${ratio(best, lg.memory.perSec)} | ≥ 3× | ${yes(best >= 3 * lg.memory.perSec)} |`);
+      if ('perSec' in lg.postgres) {
+        out.push(`| 3 | … vs LangGraph JS, PostgresSaver | ${n0(best)} /s | ${n0(lg.postgres.perSec)} /s | ${ratio(best, lg.postgres.perSec)} | (none) | |`);
+      } else {
+        out.push(`| 3 | … vs LangGraph JS, PostgresSaver | | not run: ${lg.postgres.error} | | | |`);
+      }
+    }
   }
-  if (r.throughput) {
-    const t = r.throughput;
-    out.push(
-      `| park/resume cycles per second, ${t.runs} concurrent runs | ${n1(t.parley.perSec)} /s | ${n1(t.mini.perSec)} /s (minimal park/resume) | ${(t.parley.perSec / t.mini.perSec).toFixed(2)}× (the baseline does ${x(t.mini.perSec, t.parley.perSec)} as many) |`,
-    );
+  if (m) {
+    out.push(`| 4 | Redis bytes per parked run at ${n0(m.runs)}, excl. the conversation (\`used_memory\` delta) | ${b0(m.usedMemoryExclLog)} | ${b0(m.naive.usedMemory)} naive hash + index + delayed job | ${ratio(m.usedMemoryExclLog, m.naive.usedMemory)} | ≤ 1,536 B | ${yes(m.usedMemoryExclLog <= 1536)} |`);
+    out.push(`| 4 | … summed \`MEMORY USAGE\` by component | ${b0(m.totalExclLog)} | ${b0(m.naive.sampled)} | ${ratio(m.totalExclLog, m.naive.sampled)} | | |`);
   }
-  if (r.commands) {
-    const c = r.commands;
-    out.push(`| Redis commands sent per cycle (marginal, sequential) | ${n1(c.parleyMarginal)} | ${n1(c.miniSequential.local)} (minimal park/resume) | ${x(c.parleyMarginal, c.miniSequential.local)} |`);
-    out.push(`| Redis commands sent per cycle (${r.throughput?.runs ?? '?'} concurrent runs, gross) | ${n1(c.parleyConcurrent.local)} | ${n1(c.miniConcurrent.local)} (minimal park/resume) | ${x(c.parleyConcurrent.local, c.miniConcurrent.local)} |`);
-    out.push(`| Redis commands executed per cycle incl. inside Lua (server INFO, noisy) | ${n1(c.parleyConcurrent.server)} | ${n1(c.miniConcurrent.server)} (minimal park/resume) | ${x(c.parleyConcurrent.server, c.miniConcurrent.server)} |`);
+  if (d) {
+    out.push(`| 5 | deadline lateness, ${n0(d.interactions)} open interactions due within ${d.windowMs / 1000} s, p99 | ${ms0(d.lateness.p99)} | (none) | | ≤ 1,000 ms | ${yes(d.lateness.p99 <= 1000)} |`);
   }
-  if (r.memory) {
-    const m = r.memory;
-    out.push(`| Redis memory per parked run: the run's own keys excl. the log | ${b0(m.runOwnedExclLog)} | ${b0(m.mini.perRun)} (minimal: run hash + stream entry) | ${x(m.runOwnedExclLog, m.mini.perRun)} |`);
-    out.push(`| … plus its share of the tenant's stream and indexes | ${b0(m.runOwnedExclLog + m.tenantShared)} | ${b0(m.mini.perRun)} | ${x(m.runOwnedExclLog + m.tenantShared, m.mini.perRun)} |`);
-    out.push(`| … plus BullMQ keys (${m.runs} parked runs) | ${b0(m.runOwnedExclLog + m.tenantShared + m.bullmqTotal)} | ${b0(m.mini.perRun + m.mini.bullmq)} | ${x(m.runOwnedExclLog + m.tenantShared + m.bullmqTotal, m.mini.perRun + m.mini.bullmq)} |`);
+  if (f) {
+    out.push(`| 6 | fan-out of one event to ${n0(f.clients)} socket.io clients on one gateway, p99 | ${ms(f.parley.delivery.p99)} | ${ms(f.bare.delivery.p99)} bare socket.io server | ${ratio(f.parley.delivery.p99, f.bare.delivery.p99)} | ≤ 250 ms | ${yes(f.parley.delivery.p99 <= 250)} |`);
   }
-  if (r.approvals) {
-    const a = r.approvals;
-    const q = r.throughput?.parley.perSec ?? Number.NaN;
-    out.push(`| approve → resume cycles per second, ${a.runs} concurrent runs (\`write_file\`, allow once) | ${n1(a.perSec)} /s | ${n1(q)} /s (Parley question cycle, §2) | ${r2(a.perSec, q)} |`);
-    const qc = r.commands?.parleyConcurrent.local ?? Number.NaN;
-    out.push(`| Redis commands sent per approve → resume cycle (concurrent, gross) | ${n1(a.commands.local)} | ${n1(qc)} (Parley question cycle, §3) | ${x(a.commands.local, qc)} |`);
-  }
-  if (r.grants) {
-    const g = r.grants;
-    const a = r.approvals?.perSec ?? Number.NaN;
-    out.push(`| tool calls per second on a run grant, no person (${g.runs} concurrent runs, gross) | ${n1(g.perSec)} /s | ${n1(a)} /s (approve → resume cycles, §5) | ${x(g.perSec, a)} |`);
-    const ac = r.approvals?.commands.local ?? Number.NaN;
-    out.push(`| Redis commands sent per grant-covered call (marginal) | ${n1(g.marginalCommands.local)} | ${n1(ac)} (per approve → resume cycle, gross, §5) | ${x(g.marginalCommands.local, ac)} |`);
-  }
-  if (r.commandLine) {
-    const c = r.commandLine;
-    const p50 = r.latency?.parleyResume.p50 ?? Number.NaN;
-    out.push(`| \`analyseCommandLine\`, per call (mix of ${c.lines} shell lines) | ${us(c.usPerCall)} | ${ms(p50)} (answer → resume p50, §1) | ${pct(c.usPerCall / 1000, p50)} |`);
+  if (c) {
+    const one = c.throughput.oneWorker.costs;
+    const mini = c.throughput.mini.costs;
+    out.push(`| 7 | CPU per cycle, all processes incl. Redis (1 worker, §2) | ${ms(one.cpuTotal)} | ${ms(mini.cpuTotal)} raw BullMQ + Lua + stream | ${ratio(one.cpuTotal, mini.cpuTotal)} | (a count to watch) | |`);
+    out.push(`| 7 | Redis commands executed per cycle, incl. inside Lua (1 worker, §2) | ${n1(one.commands)} | ${n1(mini.commands)} | ${ratio(one.commands, mini.commands)} | (a count to watch) | |`);
   }
   out.push('');
+  out.push(...analysis);
 
-  if (r.latency) {
-    const l = r.latency;
+  if (c) {
+    const l = c.latency;
     out.push('## 1. Answer → resume latency (sequential)');
     out.push('');
-    out.push(`${l.runs} runs of an agent that asks ${l.questionsPerRun} questions in a row, one run after another (one`);
-    out.push('question open at a time). A socket.io client subscribed to the tenant answers each question as soon');
-    out.push('as `interaction.opened` arrives, and times from sending the answer to receiving the run\'s');
-    out.push('`run.status` event with status `running` (the worker has taken the run again). After a warm-up run.');
+    out.push(`${l.runs} runs of an agent that asks ${l.questionsPerRun} questions in a row, one run after another (one question open at a`);
+    out.push('time), on 1 gateway, 1 loop-worker and 1 interaction-service process. The bench\'s socket.io client answers each');
+    out.push('question as soon as `interaction.opened` arrives and times the answer to the run\'s `run.status running` event.');
+    out.push('After a warm-up run. Baselines on the same Redis: a bare BullMQ `queue.add` → worker `completed` round trip,');
+    out.push('one at a time, and the minimal park/resume of §2 (answer → job running again, no event back).');
     out.push('');
     out.push('| | samples | p50 | p99 | mean |');
     out.push('|---|---|---|---|---|');
@@ -214,223 +208,196 @@ export function renderMarkdown(r: Results): string {
     out.push(`| Baseline: bare BullMQ \`queue.add\` → worker \`completed\` | ${l.bull.count} | ${ms(l.bull.p50)} | ${ms(l.bull.p99)} | ${ms(l.bull.mean)} |`);
     out.push(`| Baseline: minimal park/resume, answer → job running again | ${l.miniResume.count} | ${ms(l.miniResume.p50)} | ${ms(l.miniResume.p99)} | ${ms(l.miniResume.mean)} |`);
     out.push('');
-    out.push(`Answers that reached the run before its worker had parked it (absorbed without a resume event, so not timed): ${l.absorbed}.`);
-    out.push('The Parley figure includes the client → gateway hop (validation, interaction read, the atomic');
-    out.push('resolve script, the enqueue, the deadline cancel), the worker\'s pick-up and lease script, and the');
-    out.push('event\'s way back (pub/sub → gateway → socket.io). The bare BullMQ baseline has none of that; the');
-    out.push('minimal park/resume baseline stops its clock when the job starts running (no event back).');
+    out.push(`Answers absorbed by a run still being advanced (no resume event, not timed): ${l.absorbed}. The Parley figure holds`);
+    out.push('three process hops: client → gateway (validation, interaction read, the resolve script, the `runs` enqueue, the');
+    out.push('deadline removal), gateway → worker (BullMQ pick-up, run read, lease script), worker → gateway → client (pub/sub,');
+    out.push('socket.io). The bare BullMQ round trip has one hop and no event back.');
     out.push('');
-  }
 
-  if (r.throughput) {
-    const t = r.throughput;
+    const t = c.throughput;
     out.push(`## 2. Park/resume cycles per second (${t.runs} concurrent runs)`);
     out.push('');
-    out.push(`${t.runs} runs started at once (over HTTP, 20 requests in flight), each asking ${t.questionsPerRun} questions;`);
-    out.push(`one loop-worker with concurrency ${t.concurrency}; one socket.io client answers every question as soon as it`);
-    out.push('opens. The clock runs from the first run\'s start to the last run\'s `run.finished`, so run creation');
-    out.push('and finishing are included. The baseline is the minimal park/resume (raw BullMQ, one Lua script that');
-    out.push('sets a hash field and XADDs the question, an answerer that XREADs the stream, flips the hash and');
-    out.push(`re-adds the job), with the same worker concurrency and the same ${t.runs} × ${t.questionsPerRun} shape.`);
+    out.push(`${t.runs} runs started at once (HTTP, 20 requests in flight), each asking ${t.questionsPerRun} questions; worker concurrency ${t.concurrency}`);
+    out.push('per process; the bench\'s one socket.io client answers every question as it opens. The clock runs from the first');
+    out.push('start to the last `run.finished`, so starting and finishing the runs is included. Baseline: the minimal');
+    out.push('park/resume (`bench/support/baseline.ts`: raw BullMQ, one Lua script that flips a hash and XADDs the question to');
+    out.push('a stream, an answerer that XREADs the stream, flips the hash back and re-adds the job), same concurrency and');
+    out.push(`shape, in the bench process.`);
     out.push('');
     out.push('| | cycles | wall time | cycles/s | answer → resume p50 | p99 |');
     out.push('|---|---|---|---|---|---|');
-    out.push(`| Parley | ${t.parley.cycles} | ${(t.parley.ms / 1000).toFixed(2)} s | ${n1(t.parley.perSec)} | ${ms(t.parley.resume.p50)} | ${ms(t.parley.resume.p99)} |`);
-    out.push(`| Minimal park/resume | ${t.mini.cycles} | ${(t.mini.ms / 1000).toFixed(2)} s | ${n1(t.mini.perSec)} | ${ms(t.mini.resume.p50)} | ${ms(t.mini.resume.p99)} |`);
+    out.push(throughputRow('Parley, 1 loop-worker process', t.oneWorker));
+    out.push(throughputRow('Parley, 2 loop-worker processes', t.twoWorkers));
+    out.push(throughputRow('Baseline: minimal park/resume', t.mini));
     out.push('');
-    if (t.parley.absorbed > 0) {
-      out.push(`(${t.parley.absorbed} Parley answers arrived before their run had parked and were absorbed without a resume.)`);
-      out.push('');
+  }
+
+  if (lg && c) {
+    out.push('## 3. The same cycle in LangGraph JS');
+    out.push('');
+    out.push(`\`@langchain/langgraph\` 1.7.3: a one-node graph whose node calls \`interrupt()\` (the thread parks in the checkpointer) and`);
+    out.push(`loops until it has asked ${lg.questionsPerThread} questions; each cycle is one \`invoke(new Command({ resume: 'ok' }), { thread_id })\`.`);
+    out.push(`${lg.threads} threads at once (the shape of §2), after 20 warm-up threads, in the bench process. MemorySaver keeps`);
+    out.push('checkpoints in that process\'s memory: a crash loses every parked thread, and a second process cannot resume them.');
+    out.push('PostgresSaver (`@langchain/langgraph-checkpoint-postgres` 1.0.5) writes them to a database of its own on the local');
+    out.push('PostgreSQL. No model, no events to a client, no deadlines, no socket: the graph machinery and the checkpointer only.');
+    out.push('');
+    out.push('| | cycles | wall time | cycles/s | Parley (best of §2) / this |');
+    out.push('|---|---|---|---|---|');
+    const best = Math.max(c.throughput.oneWorker.perSec, c.throughput.twoWorkers.perSec);
+    out.push(`| LangGraph, MemorySaver | ${lg.memory.cycles} | ${(lg.memory.ms / 1000).toFixed(2)} s | ${n0(lg.memory.perSec)} | ${ratio(best, lg.memory.perSec)} |`);
+    if ('perSec' in lg.postgres) {
+      out.push(`| LangGraph, PostgresSaver | ${lg.postgres.cycles} | ${(lg.postgres.ms / 1000).toFixed(2)} s | ${n0(lg.postgres.perSec)} | ${ratio(best, lg.postgres.perSec)} |`);
+    } else {
+      out.push(`| LangGraph, PostgresSaver | not run: ${lg.postgres.error} | | | |`);
     }
+    out.push('');
   }
 
-  if (r.commands) {
-    const c = r.commands;
-    out.push('## 3. Redis commands per cycle');
+  if (m) {
+    out.push(`## 4. Redis bytes per parked run (${n0(m.runs)} parked runs)`);
     out.push('');
-    out.push('Two counts. **Sent**: every command this process wrote to a Redis socket, counted inside ioredis');
-    out.push('(`Command#toWritable`), for all clients, Parley\'s and BullMQ\'s: exact, and blind to other users of the');
-    out.push('shared server; a pipelined command counts one, an EVALSHA counts one however much its script does.');
-    out.push('**Executed**: the server\'s `INFO stats` `total_commands_processed` delta, which also counts every');
-    out.push('`redis.call` inside Lua scripts (Parley\'s and BullMQ\'s); the shared server serves other clients too, so');
-    out.push('the background rate sampled for 1 s just before is subtracted, and the figure stays noisy.');
-    out.push('Both include BullMQ\'s own traffic (job moves, stalled checks, blocking waits for work).');
+    out.push(`${m.reference} runs of a one-question agent are parked by the real services (gateway → loop-worker →`);
+    out.push(`interaction-service). The other ${n0(m.runs)} are written in bulk by the bench (${n0(m.creation.perSec)} runs/s, ${(m.creation.ms / 1000).toFixed(0)} s) through the`);
+    out.push('same store repositories and Lua scripts the services call for a first step that asks: `admit-run`, `create-run`,');
+    out.push('`acquire-lease`, `append-log` (the assistant turn and its `tool.call` event), `append-log` (the question), `park`,');
+    out.push('`open-interaction`, and the delayed deadline job; the log entries are copied from a reference run. The bench');
+    out.push('asserts that a bulk run\'s keys, their types, hash fields, log entries and events equal a reference run\'s:');
     out.push('');
-    out.push('| per cycle | sent | executed (server, noisy) |');
+    out.push('```');
+    out.push(...m.structure);
+    out.push('```');
+    out.push('');
+    out.push(`Two measures. **used_memory**: \`INFO memory\` before and after the bulk creation (the bench's own Redis, so nothing`);
+    out.push('else moves it; includes the key-space dictionary and allocator overhead), per run, minus the sampled log size.');
+    out.push(`**MEMORY USAGE** (\`SAMPLES 0\`): per-run keys summed over ${n0(m.sample)} sampled bulk runs and averaged; shared keys (tenant`);
+    out.push('streams and indexes, BullMQ queue keys) taken whole and divided by every parked run.');
+    out.push('');
+    out.push('| component | bytes per parked run |');
+    out.push('|---|---|');
+    for (const comp of m.components.filter((x) => x.name !== 'run:log' && x.bytes >= 0.5)) {
+      out.push(`| ${COMPONENT_LABELS[comp.name] ?? `\`${comp.name}\`${comp.perRunKey ? '' : ' (shared)'}`} | ${b0(comp.bytes)} |`);
+    }
+    out.push(`| **sum, MEMORY USAGE, excl. the log** | **${b0(m.totalExclLog)}** |`);
+    out.push(`| **used_memory delta, excl. the log** | **${b0(m.usedMemoryExclLog)}** |`);
+    out.push(`| (the conversation log \`run:<id>:log\`, excluded) | ${b0(m.log)} |`);
+    out.push(`| (completed \`runs\` and \`interaction-requests\` jobs BullMQ keeps, at most 1,000 per queue, ${b0(m.retainedCompletedPerJob)} each: per run at ${n0(m.runs)}) | ${b0(m.retainedCompleted)} |`);
+    out.push('');
+    out.push(`Open interactions when measured: ${n0(m.openAtMeasure)} of ${n0(m.runs + m.reference)}.`);
+    out.push('');
+    out.push(`Baseline (the issue's naive design, ${n0(m.runs)} of them): one hash with the run and its question (8 fields), one`);
+    out.push(`entry in a waiting-index zset, one delayed BullMQ job: ${b0(m.naive.usedMemory)} per run by \`used_memory\`, ${b0(m.naive.sampled)} by MEMORY USAGE:`);
+    out.push('');
+    out.push('| naive component | bytes per run |');
+    out.push('|---|---|');
+    m.naive.parts.forEach(([name, bytes]) => out.push(`| ${name} | ${b0(bytes)} |`));
+    out.push('');
+  }
+
+  if (d) {
+    out.push(`## 5. Deadline lateness (${n0(d.interactions)} open interactions)`);
+    out.push('');
+    out.push(`The ${n0(d.interactions)} bulk-parked runs of §4 have their deadlines spread evenly over a ${d.windowMs / 1000} s window that starts after the`);
+    out.push(`creation and the memory measurement (${n0(d.interactions / (d.windowMs / 1000))} deadlines due per second). ${d.interactionServices} interaction-service`);
+    out.push('processes (deadline worker concurrency 32 each) resolve them; the gateway and the loop-worker are stopped, so the');
+    out.push('resume jobs the expiries enqueue wait. Lateness = the interaction\'s `resolvedAt` (written by the resolve script)');
+    out.push('minus its `deadline`.');
+    out.push('');
+    out.push('| | p50 | p99 | max | mean | resolved/s | all expired? |');
+    out.push('|---|---|---|---|---|---|---|');
+    out.push(`| lateness | ${ms0(d.lateness.p50)} | ${ms0(d.lateness.p99)} | ${ms0(d.lateness.max)} | ${ms0(d.lateness.mean)} | ${n0(d.resolvedPerSec)} | ${d.allExpired ? 'yes' : 'no'} |`);
+    out.push('');
+    out.push(`Deadline jobs added after their deadline (the bulk creation ran into the window): ${n0(d.scheduledLate)}.`);
+    out.push('Cost per deadline resolution over the window:');
+    out.push('');
+    costRows(out, [['deadline → expired (+ resume job enqueued)', d.costs]]);
+    out.push('');
+  }
+
+  if (f) {
+    out.push(`## 6. Fan-out to ${n0(f.clients)} clients`);
+    out.push('');
+    out.push(`${n0(f.clients)} socket.io clients (websocket transport) in ${f.processes} child processes of their own, on one gateway process, each`);
+    out.push(`subscribed to the tenant as an admin (connected and subscribed in ${(f.parley.connectMs / 1000).toFixed(1)} s). After one warm-up round, ${f.rounds} times, the bench starts a run over`);
+    out.push('HTTP; its `run.created` event (written by `create-run`, published on the deployment channel, filtered and sent by the');
+    out.push('gateway) reaches every client. Delivery = arrival at the client minus the moment the bench sent the HTTP request');
+    out.push('(same host clock). Baseline: a bare socket.io 4.8 server process emitting one event to the same number of clients');
+    out.push('(`nsp.emit`), timed from the moment the bench tells it to.');
+    out.push('');
+    out.push('| | deliveries | p50 | p99 | mean | slowest client, per round |');
+    out.push('|---|---|---|---|---|---|');
+    out.push(`| Parley gateway | ${f.parley.delivery.count} | ${ms(f.parley.delivery.p50)} | ${ms(f.parley.delivery.p99)} | ${ms(f.parley.delivery.mean)} | ${f.parley.lastPerRound.map((v) => v.toFixed(0)).join(', ')} ms |`);
+    out.push(`| bare socket.io | ${f.bare.delivery.count} | ${ms(f.bare.delivery.p50)} | ${ms(f.bare.delivery.p99)} | ${ms(f.bare.delivery.mean)} | ${f.bare.lastPerRound.map((v) => v.toFixed(0)).join(', ')} ms |`);
+    out.push('');
+  }
+
+  if (c) {
+    out.push('## 7. CPU and Redis commands per cycle');
+    out.push('');
+    out.push('Over the timed windows of §1/§2: CPU = user + system time of each process (`/proc/<pid>/stat` for the service');
+    out.push('processes and Redis, `process.cpuUsage()` for the bench, which holds the answering client, or the whole baseline),');
+    out.push('divided by the cycles. Commands = `INFO commandstats` deltas of the bench\'s own Redis: every command executed,');
+    out.push('including each `redis.call` inside a Lua script (Parley\'s and BullMQ\'s), so a script counts once as `evalsha` and');
+    out.push('again for each command it runs. Starting and finishing the runs is included, amortised over their questions.');
+    out.push('');
+    costRows(out, [
+      ['Parley, 1 loop-worker process', c.throughput.oneWorker.costs],
+      ['Parley, 2 loop-worker processes', c.throughput.twoWorkers.costs],
+      ['Baseline: minimal park/resume (all in the bench process)', c.throughput.mini.costs],
+      ['Baseline: bare BullMQ round trip (§1)', c.bullCosts],
+    ]);
+    out.push('');
+    out.push('Where the commands go (Parley, 1 loop-worker, executed per cycle; `evalsha` is the script calls themselves):');
+    out.push('');
+    out.push('| command | per cycle | | command | per cycle |');
+    out.push('|---|---|---|---|---|');
+    const rows = c.throughput.oneWorker.costs.breakdown;
+    const half = Math.ceil(rows.length / 2);
+    for (let i = 0; i < half; i++) {
+      const a = rows[i];
+      const b = rows[i + half];
+      out.push(`| \`${a[0]}\` | ${n2(a[1])} | | ${b ? `\`${b[0]}\`` : ''} | ${b ? n2(b[1]) : ''} |`);
+    }
+    out.push('');
+  }
+
+  out.push('## Other hot paths (one process)');
+  out.push('');
+  out.push('These run in one Node.js process (the e2e `TestStack`: gateway, loop-worker and interaction-service with the');
+  out.push('answering client; worker concurrency 50) on the same Redis, and count the commands that process **sends**');
+  out.push('(inside ioredis, `bench/support/meter.ts`: a pipelined command counts one, a script call counts one).');
+  out.push('');
+  if (r.approvals) {
+    const a = r.approvals;
+    out.push(`**Approve → resume** (${a.runs} concurrent runs, each calling \`write_file\` ${a.callsPerRun} times, every call approved with \`allow_once\`):`);
+    out.push(`${n0(a.perSec)} cycles/s (${a.cycles} in ${(a.ms / 1000).toFixed(2)} s), answer → resume p50 ${ms(a.resume.p50)} / p99 ${ms(a.resume.p99)}, ${n1(a.commands.local)} commands sent per cycle.`);
+    out.push('');
+  }
+  if (r.grants) {
+    const g = r.grants;
+    out.push(`**Tool calls covered by a run grant** (first \`write_file\` approved with \`allow_run\` on the whole workspace, then ${g.coveredPerRun} calls`);
+    out.push(`that run on the grant, no person): ${n0(g.perSec)} calls/s gross over ${g.runs} concurrent runs (${n0(g.marginalPerSec)} marginal, minus a round`);
+    out.push(`without covered calls); one covered step p50 ${ms(g.sequential.step.p50)} / p99 ${ms(g.sequential.step.p99)} one run at a time; ${n1(g.marginalCommands.local)} commands sent`);
+    out.push(`per covered call (marginal), of which \`SMISMEMBER\` on the grant set ${n2(g.smismemberPerCall)} (asserted: exactly one).`);
+    out.push('');
+    out.push('| command (marginal, per covered call) | sent |');
+    out.push('|---|---|');
+    g.breakdown.forEach(([name, v]) => out.push(`| \`${name}\` | ${n2(v)} |`));
+    out.push('');
+  }
+  if (r.commandLine) {
+    const cl = r.commandLine;
+    out.push(`**Shell command-line analysis** (\`analyseCommandLine\`, read for every \`shell\` call that needs approval; pure CPU):`);
+    out.push(`${n0(cl.opsPerSec)} calls/s, ${us(cl.usPerCall)} per call over a mix of ${cl.lines} lines (median of ${cl.rounds} rounds of ${n0(cl.callsPerRound)}; fastest ${us(cl.minUs)}, slowest ${us(cl.maxUs)}).`);
+    out.push('');
+    out.push('| line | what the scanner makes of it | µs per call |');
     out.push('|---|---|---|');
-    out.push(`| Parley, marginal (${r.latency?.questionsPerRun ?? '?'}-question run minus 5-question run, per extra question) | ${n1(c.parleyMarginal)} | |`);
-    out.push(`| Parley, sequential (incl. each run's start and finish, amortised over ${r.latency?.questionsPerRun ?? '?'} questions) | ${n1(c.parleySequential.local)} | ${n1(c.parleySequential.server)} |`);
-    out.push(`| Parley, ${r.throughput?.runs ?? '?'} concurrent runs (incl. start and finish, amortised over ${r.throughput?.questionsPerRun ?? '?'} questions) | ${n1(c.parleyConcurrent.local)} | ${n1(c.parleyConcurrent.server)} |`);
-    out.push(`| Baseline: bare BullMQ add → completed (per round trip) | ${n1(c.bull.local)} | ${n1(c.bull.server)} |`);
-    out.push(`| Baseline: minimal park/resume, sequential | ${n1(c.miniSequential.local)} | ${n1(c.miniSequential.server)} |`);
-    out.push(`| Baseline: minimal park/resume, concurrent | ${n1(c.miniConcurrent.local)} | ${n1(c.miniConcurrent.server)} |`);
-    out.push('');
-    out.push(`Parley's idle traffic (services up, nothing to do) was ${n1(c.parleyIdlePerSec)} commands/s; it is included above in`);
-    out.push('proportion to each window\'s length.');
-    out.push('');
-    out.push('Where the commands go (sequential window, sent, per cycle; `evalsha:<name>` is one script call).');
-    out.push(`BullMQ's share (its versioned scripts and its blocking \`bzpopmin\`) is ${n1(c.bullmqShare)} per cycle; the rest,`);
-    out.push(`${n1(c.parleyShare)} per cycle, is Parley's own scripts and reads.`);
-    out.push('');
-    out.push('| command | per cycle |');
-    out.push('|---|---|');
-    c.parleyBreakdown.forEach(([name, perCycle]) => out.push(`| \`${name}\` | ${perCycle.toFixed(2)} |`));
+    cl.perLine.forEach((p) => out.push(`| ${cell(p.line)} | ${p.verdict} | ${us(p.us)} |`));
     out.push('');
   }
-
-  if (r.memory) {
-    const m = r.memory;
-    out.push('## 4. Redis memory per parked run');
-    out.push('');
-    out.push(`${m.runs} runs of a one-question agent, all parked on their open question at once. \`MEMORY USAGE <key>`);
-    out.push('SAMPLES 0` summed over the keys under the stack\'s prefix, after minus before, divided by the run count.');
-    out.push('');
-    out.push('| keys | bytes per parked run |');
-    out.push('|---|---|');
-    m.perRun.forEach(([name, bytes]) => out.push(`| ${name} | ${b0(bytes)} |`));
-    out.push(`| **the run's own keys, excluding the log** | **${b0(m.runOwnedExclLog)}** |`);
-    out.push(`| **Parley keys, excluding the log, with the tenant shares** | **${b0(m.runOwnedExclLog + m.tenantShared)}** |`);
-    m.bullmq.forEach(([name, bytes]) => out.push(`| BullMQ \`${name}\` queue keys | ${b0(bytes)} |`));
-    out.push(`| **BullMQ total** | **${b0(m.bullmqTotal)}** |`);
-    out.push(`| (the run's log, excluded above) | ${b0(m.log)} |`);
-    out.push(`| (server \`used_memory\` delta per run, noisy: shared server, allocator) | ${b0(m.usedMemoryPerRun)} |`);
-    out.push('');
-    out.push('One sample run\'s own keys (key suffix → bytes):');
-    out.push('');
-    out.push('| key | bytes |');
-    out.push('|---|---|');
-    m.sampleRun.forEach(([name, bytes]) => out.push(`| \`${name}\` | ${b0(bytes)} |`));
-    out.push('');
-    out.push('BullMQ keeps completed jobs up to `removeOnComplete: { count: 1000, age: 3600 }` per queue, so the');
-    out.push('`runs` and `interaction-requests` shares are bounded (jobs held at measurement: ' +
-      m.retainedCompleted.map(([q, k]) => `${q} ${k}`).join(', ') + ') and shrink per run as');
-    out.push('more runs park; the `deadlines` share (one delayed job per open question with a timeout) grows with them.');
-    out.push('The run\'s event stream dominates: a Redis stream costs a few KB even with a handful of entries.');
-    out.push('');
-    out.push(`Baseline (minimal park/resume, ${m.runs} parked): run hash + question stream entry ${b0(m.mini.perRun)} per run,`);
-    out.push(`BullMQ ${b0(m.mini.bullmq)} per run (jobs removed on completion), \`used_memory\` delta ${b0(m.mini.usedMemoryPerRun)} per run.`);
-    out.push('');
-  }
-  renderApprovals(r, out);
-  renderGrants(r, out);
-  renderCommandLine(r, out);
   return out.join('\n');
 }
 
-function renderApprovals(r: Results, out: string[]): void {
-  if (!r.approvals) {
-    return;
-  }
-  const a = r.approvals;
-  const t = r.throughput;
-  const qc = r.commands?.parleyConcurrent;
-  out.push(`## 5. Approve → resume cycles per second (${a.runs} concurrent runs)`);
-  out.push('');
-  out.push(`The shape of §2 with a tool approval instead of a question: ${a.runs} runs started at once (over HTTP, 20`);
-  out.push(`requests in flight) of an agent whose ${a.callsPerRun} turns each call \`write_file\` on a different path (permission`);
-  out.push('`ask`, the default; no grant), so every call parks the run on a `tool_approval` interaction. The same');
-  out.push(`socket.io client answers each as it opens with \`{ decision: 'allow_once' }\`; one loop-worker, concurrency ${a.concurrency}.`);
-  out.push('On top of a question cycle, an approval cycle looks the call\'s grant keys up before asking (one');
-  out.push('`SMISMEMBER`, which finds nothing), builds the approval prompt, checks the decision against it, and runs');
-  out.push('the approved call (a workspace write). Measured right after §2, in the same bench run.');
-  out.push('');
-  out.push('| | cycles | wall time | cycles/s | answer → resume p50 | p99 | commands sent per cycle | executed (server, noisy) |');
-  out.push('|---|---|---|---|---|---|---|---|');
-  out.push(`| Parley: approve → resume (\`write_file\`, allow once) | ${a.cycles} | ${(a.ms / 1000).toFixed(2)} s | ${n1(a.perSec)} | ${ms(a.resume.p50)} | ${ms(a.resume.p99)} | ${n1(a.commands.local)} | ${n1(a.commands.server)} |`);
-  if (t) {
-    out.push(`| Parley: question → answer (§2, \`ask_user_text\`) | ${t.parley.cycles} | ${(t.parley.ms / 1000).toFixed(2)} s | ${n1(t.parley.perSec)} | ${ms(t.parley.resume.p50)} | ${ms(t.parley.resume.p99)} | ${n1(qc?.local ?? Number.NaN)} | ${n1(qc?.server ?? Number.NaN)} |`);
-  }
-  out.push('');
-  if (t) {
-    out.push(`An approval cycle ran at ${r2(a.perSec, t.parley.perSec)} the rate of a question cycle and sent ${x(a.commands.local, qc?.local ?? Number.NaN)} the commands.`);
-  }
-  if (a.absorbed > 0) {
-    out.push(`(${a.absorbed} approvals arrived before their run had parked and were absorbed without a resume.)`);
-  }
-  out.push('');
-}
-
-function renderGrants(r: Results, out: string[]): void {
-  if (!r.grants) {
-    return;
-  }
-  const g = r.grants;
-  const a = r.approvals;
-  out.push('## 6. Tool calls covered by a run grant');
-  out.push('');
-  out.push('The same kind of agent, but its first `write_file` is approved with `{ decision: \'allow_run\', directory: \'\' }`');
-  out.push('(the whole workspace: the grant `write_file:dir:` covers every later path), and the calls after it, each');
-  out.push('to another path, run on that grant: no interaction, no park, no person. Per covered call the worker');
-  out.push('reads the log, takes one scripted model turn and appends it, looks the call\'s grant keys up with one');
-  out.push('`SMISMEMBER` on the run\'s grant set, writes the file and appends the result (with its `approval` basis).');
-  out.push('');
-  out.push(`Concurrent: ${g.runs} runs of an agent with ${g.coveredPerRun} covered calls after the approved one, held on their`);
-  out.push('approval until all had parked; then every `allow_run` answer was sent at once and the clock ran to the');
-  out.push(`last \`run.finished\` (worker concurrency ${g.concurrency}). That window also holds each run's resume and finish; the`);
-  out.push('same round with an agent that finishes right after its approved call (no covered call) is subtracted for');
-  out.push('the marginal figures.');
-  out.push('');
-  out.push('| | tool calls | wall time | tool calls/s |');
-  out.push('|---|---|---|---|');
-  out.push(`| Parley: covered calls, gross (${g.runs} runs × ${g.coveredPerRun}, incl. each run's resume and finish) | ${g.covered} | ${(g.ms / 1000).toFixed(2)} s | ${n1(g.perSec)} |`);
-  out.push(`| Parley: covered calls, marginal (minus the ${(g.bareMs / 1000).toFixed(2)} s round without them) | ${g.covered} | ${((g.ms - g.bareMs) / 1000).toFixed(2)} s | ${n1(g.marginalPerSec)} |`);
-  if (a) {
-    out.push(`| For comparison: calls approved one by one, allow once (§5, approve → resume cycles) | ${a.cycles} | ${(a.ms / 1000).toFixed(2)} s | ${n1(a.perSec)} |`);
-  }
-  out.push('');
-  out.push('One covered step, timed between consecutive `tool.result` events of a run (model turn + covered call):');
-  out.push('');
-  out.push('| | samples | p50 | p99 | mean |');
-  out.push('|---|---|---|---|---|');
-  out.push(`| sequential: one run at a time, ${g.sequential.callsPerRun} covered calls each | ${g.sequential.step.count} | ${ms(g.sequential.step.p50)} | ${ms(g.sequential.step.p99)} | ${ms(g.sequential.step.mean)} |`);
-  out.push(`| ${g.runs} concurrent runs | ${g.step.count} | ${ms(g.step.p50)} | ${ms(g.step.p99)} | ${ms(g.step.mean)} |`);
-  out.push('');
-  out.push('Redis commands per covered call (counted as in §3):');
-  out.push('');
-  out.push('| per covered call | sent | executed (server, noisy) |');
-  out.push('|---|---|---|');
-  out.push(`| gross (the window over covered calls; resume and finish amortised over ${g.coveredPerRun}) | ${n1(g.commands.local)} | ${n1(g.commands.server)} |`);
-  out.push(`| marginal (minus the round without covered calls) | ${n1(g.marginalCommands.local)} | ${n1(g.marginalCommands.server)} |`);
-  out.push(`| of which \`SMISMEMBER\` on the grant set (exact; the bench asserts one per covered call) | ${g.smismemberPerCall.toFixed(2)} | |`);
-  if (a) {
-    out.push(`| for comparison: per approve → resume cycle, gross (§5) | ${n1(a.commands.local)} | ${n1(a.commands.server)} |`);
-  }
-  out.push('');
-  out.push('Where the marginal commands go (sent, per covered call; `evalsha:<name>` is one script call; entries');
-  out.push('under 0.05 per call, such as BullMQ\'s idle polling over the longer window, left out):');
-  out.push('');
-  out.push('| command | per covered call |');
-  out.push('|---|---|');
-  g.breakdown.forEach(([name, perCall]) => out.push(`| \`${name}\` | ${perCall.toFixed(2)} |`));
-  out.push('');
-}
-
-function renderCommandLine(r: Results, out: string[]): void {
-  if (!r.commandLine) {
-    return;
-  }
-  const c = r.commandLine;
-  out.push('## 7. Command-line analysis');
-  out.push('');
-  out.push('`analyseCommandLine` (`libs/tools/src/shell/command-line.ts`) reads every `shell` call that needs approval,');
-  out.push('before the grant lookup, to find the simple commands it runs and their grant keys. It is pure CPU, timed');
-  out.push(`here in the bench process (after a warm-up) on ${c.lines} typical lines: all together in ${c.rounds} rounds of ${n0(c.callsPerRound)}`);
-  out.push('calls (the median round, with the fastest and slowest), and each line alone (median of as many rounds).');
-  out.push('');
-  out.push('| | calls/s | µs per call | fastest round | slowest round |');
-  out.push('|---|---|---|---|---|');
-  out.push(`| mix of ${c.lines} lines | ${n0(c.opsPerSec)} | ${us(c.usPerCall)} | ${us(c.minUs)} | ${us(c.maxUs)} |`);
-  out.push('');
-  out.push('| line | what the scanner makes of it | µs per call |');
-  out.push('|---|---|---|');
-  c.perLine.forEach(({ line, verdict, us: perCall }) => out.push(`| ${cell(line)} | ${verdict.replace(/\|/g, '\\|')} | ${us(perCall)} |`));
-  out.push('');
-  if (r.latency) {
-    out.push(`At ${us(c.usPerCall)} a call, the analysis is ${pct(c.usPerCall / 1000, r.latency.parleyResume.p50)} of one answer → resume at p50 (§1, ${ms(r.latency.parleyResume.p50)}).`);
-    out.push('');
-  }
-}
-
-export function writeReport(path: string, results: Results): void {
-  writeFileSync(path, renderMarkdown(results));
+export function writeReport(path: string, results: Results, analysis: string[]): void {
+  writeFileSync(path, `${renderMarkdown(results, analysis)}\n`);
 }

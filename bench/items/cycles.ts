@@ -1,0 +1,176 @@
+/**
+ * Items 1, 2 and 7: answer → resume latency, park/resume cycles per second with 1 and 2
+ * loop-worker processes, and CPU and Redis commands per cycle, each next to its baseline.
+ */
+import type { Redis } from 'ioredis';
+import type { Harness } from '../../test/harness/harness';
+import { BullRoundTrip, MiniParkResume } from '../support/baseline';
+import { QUICK, connectClient, say, startHarness } from '../support/env';
+import { AutoAnswerer, questionerAgent } from '../support/parley';
+import { CostWindow, perCycleCosts, type PerCycleCosts } from '../support/procs';
+import { pool, summarize, type Latency } from '../support/stats';
+
+export const SEQ_RUNS = QUICK ? 2 : 6;
+export const SEQ_QUESTIONS = QUICK ? 10 : 50;
+export const CONC_RUNS = QUICK ? 40 : 200;
+export const CONC_QUESTIONS = 5;
+export const CONCURRENCY = 50;
+
+export interface ThroughputFigures {
+  cycles: number;
+  ms: number;
+  perSec: number;
+  resume: Latency;
+  absorbed: number;
+  costs: PerCycleCosts;
+}
+
+export interface CycleResults {
+  latency: { runs: number; questionsPerRun: number; parleyResume: Latency; parleyCycle: Latency; absorbed: number; bull: Latency; miniResume: Latency };
+  throughput: { runs: number; questionsPerRun: number; concurrency: number; oneWorker: ThroughputFigures; twoWorkers: ThroughputFigures; mini: ThroughputFigures };
+  bullCosts: PerCycleCosts;
+}
+
+function pidsOf(h: Harness, redisPid: number | undefined): Record<string, number | undefined> {
+  const pids: Record<string, number | undefined> = { redis: redisPid };
+  h.gateways.forEach((g) => (pids[g.name] = g.pid));
+  h.workers.forEach((w) => (pids[w.name] = w.pid));
+  h.interactionServices.forEach((s) => (pids[s.name] = s.pid));
+  return pids;
+}
+
+/** 1. One run at a time, one question open at a time: answer → `run.status running`. */
+async function sequential(h: Harness): Promise<{ resume: Latency; cycle: Latency; absorbed: number }> {
+  const client = await connectClient(h.gateway(1).url, h.token());
+  const answerer = new AutoAnswerer(client);
+  try {
+    const warm = await h.startRun(1, 'qfew');
+    await answerer.waitFinished([warm]);
+    answerer.reset();
+    const ids: string[] = [];
+    for (let i = 0; i < SEQ_RUNS; i++) {
+      const id = await h.startRun(1, 'qmany');
+      ids.push(id);
+      await answerer.waitFinished([id]);
+    }
+    const cycles = SEQ_RUNS * SEQ_QUESTIONS;
+    expect(answerer.ackErrors).toEqual([]);
+    expect(answerer.answered).toBe(cycles);
+    expect(answerer.resumeMs.length + answerer.absorbed).toBe(cycles);
+    expect(ids.every((id) => answerer.finished.get(id) === 'finished')).toBe(true);
+    return { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed };
+  } finally {
+    client.close();
+  }
+}
+
+/** 2. CONC_RUNS runs at once, each asking CONC_QUESTIONS questions; one client answers all. */
+async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined): Promise<ThroughputFigures> {
+  const client = await connectClient(h.gateway(1).url, h.token());
+  const answerer = new AutoAnswerer(client);
+  try {
+    const warm: string[] = [];
+    await pool(Array.from({ length: 20 }), 20, async () => void warm.push(await h.startRun(1, 'qconc')));
+    await answerer.waitFinished(warm);
+    answerer.reset();
+
+    const window = await CostWindow.open(admin, pidsOf(h, redisPid));
+    const t0 = performance.now();
+    const ids: string[] = [];
+    await pool(Array.from({ length: CONC_RUNS }), 20, async () => void ids.push(await h.startRun(1, 'qconc')));
+    await answerer.waitFinished(ids);
+    const ms = performance.now() - t0;
+    const costs = await window.close();
+
+    const cycles = CONC_RUNS * CONC_QUESTIONS;
+    expect(answerer.ackErrors).toEqual([]);
+    expect(answerer.answered).toBe(cycles);
+    expect(ids.every((id) => answerer.finished.get(id) === 'finished')).toBe(true);
+    return { cycles, ms, perSec: (cycles * 1000) / ms, resume: summarize(answerer.resumeMs), absorbed: answerer.absorbed, costs: perCycleCosts(costs, cycles) };
+  } finally {
+    client.close();
+  }
+}
+
+const AGENTS = [questionerAgent('qmany', SEQ_QUESTIONS), questionerAgent('qfew', 5), questionerAgent('qconc', CONC_QUESTIONS)];
+
+export async function runCycles(redisUrl: string, redisPid: number | undefined, admin: Redis): Promise<CycleResults> {
+  // One gateway, one interaction-service, and 1 (then 2) loop-worker processes; the answering client is this process.
+  let h = await startHarness(redisUrl, { name: 'bench-1w', workers: 1, agents: AGENTS });
+  let seq: Awaited<ReturnType<typeof sequential>>;
+  let oneWorker: ThroughputFigures;
+  try {
+    seq = await h.diagnose(() => sequential(h));
+    say(`1. parley answer → resume p50 ${seq.resume.p50.toFixed(2)} ms p99 ${seq.resume.p99.toFixed(2)} ms (${seq.resume.count} samples)`);
+    oneWorker = await h.diagnose(() => concurrent(h, admin, redisPid));
+    say(`2. parley, 1 worker process: ${oneWorker.perSec.toFixed(0)} cycles/s`);
+  } finally {
+    await h.close();
+  }
+  h = await startHarness(redisUrl, { name: 'bench-2w', workers: 2, agents: AGENTS });
+  let twoWorkers: ThroughputFigures;
+  try {
+    twoWorkers = await h.diagnose(() => concurrent(h, admin, redisPid));
+    say(`2. parley, 2 worker processes: ${twoWorkers.perSec.toFixed(0)} cycles/s`);
+  } finally {
+    await h.close();
+  }
+
+  const cycles = SEQ_RUNS * SEQ_QUESTIONS;
+  const bull = new BullRoundTrip(redisUrl);
+  let bullSamples: number[];
+  let bullCosts: PerCycleCosts;
+  try {
+    await bull.ready();
+    await bull.run(50);
+    const window = await CostWindow.open(admin, { redis: redisPid });
+    bullSamples = await bull.run(cycles);
+    bullCosts = perCycleCosts(await window.close(), cycles);
+  } finally {
+    await bull.close();
+  }
+  expect(bullSamples).toHaveLength(cycles);
+  const bullLatency = summarize(bullSamples);
+  say(`1. bare bullmq round trip p50 ${bullLatency.p50.toFixed(2)} ms p99 ${bullLatency.p99.toFixed(2)} ms`);
+
+  const mini = new MiniParkResume(redisUrl, CONCURRENCY);
+  let miniSeq: Latency;
+  let miniConc: ThroughputFigures;
+  try {
+    await mini.ready();
+    await mini.runAll(1, 20);
+    mini.reset();
+    for (let i = 0; i < SEQ_RUNS; i++) {
+      await mini.runAll(1, SEQ_QUESTIONS);
+    }
+    expect(mini.answered).toBe(cycles);
+    miniSeq = summarize(mini.resumeMs);
+    await mini.runAll(20, CONC_QUESTIONS);
+    mini.reset();
+    const concCycles = CONC_RUNS * CONC_QUESTIONS;
+    const window = await CostWindow.open(admin, { redis: redisPid });
+    const t0 = performance.now();
+    await mini.runAll(CONC_RUNS, CONC_QUESTIONS);
+    const ms = performance.now() - t0;
+    const costs = await window.close();
+    expect(mini.answered).toBe(concCycles);
+    miniConc = { cycles: concCycles, ms, perSec: (concCycles * 1000) / ms, resume: summarize(mini.resumeMs), absorbed: 0, costs: perCycleCosts(costs, concCycles) };
+  } finally {
+    await mini.close();
+  }
+  say(`2. minimal park/resume ${miniConc.perSec.toFixed(0)} cycles/s`);
+
+  return {
+    latency: {
+      runs: SEQ_RUNS,
+      questionsPerRun: SEQ_QUESTIONS,
+      parleyResume: seq.resume,
+      parleyCycle: seq.cycle,
+      absorbed: seq.absorbed,
+      bull: bullLatency,
+      miniResume: miniSeq,
+    },
+    throughput: { runs: CONC_RUNS, questionsPerRun: CONC_QUESTIONS, concurrency: CONCURRENCY, oneWorker, twoWorkers, mini: miniConc },
+    bullCosts,
+  };
+}

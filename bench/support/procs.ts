@@ -1,0 +1,115 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+
+let clockTicks = 0;
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat; NaN when it is gone. */
+export function cpuMsOf(pid: number | undefined): number {
+  if (!pid) {
+    return Number.NaN;
+  }
+  if (!clockTicks) {
+    clockTicks = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  }
+  try {
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** This process's CPU time (user + system, ms). */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+/** `INFO commandstats`: calls per command, counting commands run inside Lua scripts too. */
+export async function commandStats(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const out = new Map<string, number>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    out.set(match[1], Number(match[2]));
+  }
+  return out;
+}
+
+/** CPU of a set of processes and commands executed by Redis, between `open()` and `close()`. */
+export class CostWindow {
+  private constructor(
+    private readonly redis: Redis,
+    private readonly pids: Map<string, number | undefined>,
+    private readonly cpu0: Map<string, number>,
+    private readonly stats0: Map<string, number>,
+    private readonly t0: number,
+  ) {}
+
+  /** `pids` by role (e.g. "loop-worker"); "bench" (this process) is added. */
+  static async open(redis: Redis, pids: Record<string, number | undefined>): Promise<CostWindow> {
+    const map = new Map(Object.entries(pids));
+    const cpu0 = new Map([...map].map(([role, pid]) => [role, cpuMsOf(pid)] as [string, number]));
+    cpu0.set('bench', ownCpuMs());
+    return new CostWindow(redis, map, cpu0, await commandStats(redis), performance.now());
+  }
+
+  async close(): Promise<CostFigures> {
+    const stats1 = await commandStats(this.redis);
+    const cpu = new Map<string, number>();
+    this.pids.forEach((pid, role) => cpu.set(role, cpuMsOf(pid) - (this.cpu0.get(role) ?? 0)));
+    cpu.set('bench', ownCpuMs() - (this.cpu0.get('bench') ?? 0));
+    const commands = new Map<string, number>();
+    stats1.forEach((n, name) => {
+      const d = n - (this.stats0.get(name) ?? 0);
+      if (d > 0) {
+        commands.set(name, d);
+      }
+    });
+    // The INFO call that closes the window is counted once; drop it.
+    commands.set('info', (commands.get('info') ?? 1) - 1);
+    return { ms: performance.now() - this.t0, cpu, commands };
+  }
+}
+
+export interface CostFigures {
+  ms: number;
+  /** CPU ms by role over the window. */
+  cpu: Map<string, number>;
+  /** Commands executed by the server, by name, over the window. */
+  commands: Map<string, number>;
+}
+
+export function sumOf(map: Map<string, number>, keep: (name: string) => boolean = () => true): number {
+  let sum = 0;
+  map.forEach((n, name) => (sum += keep(name) ? n : 0));
+  return sum;
+}
+
+/** Per-cycle figures of a window: CPU ms by role, commands executed, script calls. */
+export function perCycleCosts(costs: CostFigures, cycles: number): PerCycleCosts {
+  const cpu: Array<[string, number]> = [...costs.cpu].map(([role, ms]) => [role, ms / cycles]);
+  const breakdown: Array<[string, number]> = [...costs.commands]
+    .map(([name, n]) => [name, n / cycles] as [string, number])
+    .filter(([, v]) => v >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  return {
+    cycles,
+    cpu,
+    cpuTotal: sumOf(costs.cpu, (role) => Number.isFinite(costs.cpu.get(role) ?? Number.NaN)) / cycles,
+    commands: sumOf(costs.commands) / cycles,
+    scriptCalls: sumOf(costs.commands, (name) => name === 'evalsha' || name === 'eval') / cycles,
+    breakdown,
+  };
+}
+
+export interface PerCycleCosts {
+  cycles: number;
+  cpu: Array<[string, number]>;
+  cpuTotal: number;
+  commands: number;
+  scriptCalls: number;
+  breakdown: Array<[string, number]>;
+}
