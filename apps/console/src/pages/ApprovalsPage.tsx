@@ -7,6 +7,7 @@ import { ApprovalForm } from '../components/answer/ApprovalForm';
 import { actorName, countdown, DECISION_LABELS, relativeTime, shortId } from '../format';
 import { useLiveData, useLiveEvents, useNow } from '../live/live.hooks';
 import { onLinkClick } from '../router';
+import { FormError } from '../components/FormError';
 
 /** How long a card stays, saying who resolved it, before it goes away. */
 const GONE_AFTER_MS = 5000;
@@ -105,11 +106,7 @@ export function ApprovalsPage() {
           </button>
         </div>
       </form>
-      {list.error ? (
-        <p class="form-error" role="alert">
-          {describeError(list.error)}
-        </p>
-      ) : null}
+      <FormError message={list.error ? describeError(list.error) : undefined} />
       {!list.data ? (
         <p class="muted">Loading…</p>
       ) : unique.length === 0 ? (
@@ -191,11 +188,7 @@ function ApprovalCard({ card, gone, me, now, onChange }: { card: Interaction; go
               </button>
             ) : null}
           </div>
-          {problem ? (
-            <p class="form-error" role="alert">
-              {problem}
-            </p>
-          ) : null}
+          <FormError message={problem} />
           <p class="prompt">{prompt.prompt}</p>
           {claim && !mine ? (
             <p class="muted">Only {claim.subject} can answer until the claim is released or expires.</p>

@@ -7,6 +7,7 @@ import { StatusBadge } from '../components/StatusBadge';
 import { actorName, isEnded, relativeTime } from '../format';
 import { useLiveData, useLiveEvents, useNow } from '../live/live.hooks';
 import { onLinkClick } from '../router';
+import { FormError } from '../components/FormError';
 
 interface RunView {
   run: Run;
@@ -144,11 +145,7 @@ function StopButton({ runId }: { runId: string }) {
       <button type="button" class="secondary" data-testid="stop-cancel" disabled={busy} onClick={() => setConfirming(false)}>
         Keep it running
       </button>
-      {problem ? (
-        <p class="form-error" role="alert">
-          {problem}
-        </p>
-      ) : null}
+      <FormError message={problem} />
     </div>
   );
 }
@@ -189,11 +186,7 @@ function MessageBox({ runId }: { runId: string }) {
           Send message
         </button>
       </div>
-      {problem ? (
-        <p class="form-error" role="alert">
-          {problem}
-        </p>
-      ) : null}
+      <FormError message={problem} />
     </form>
   );
 }

@@ -6,6 +6,7 @@ import { StatusBadge } from '../components/StatusBadge';
 import { relativeTime, shortId } from '../format';
 import { useLiveData, useNow } from '../live/live.hooks';
 import { onLinkClick } from '../router';
+import { FormError } from '../components/FormError';
 
 /** Events that change what the list shows (status, stage, new runs); text and tool traffic do not. */
 const LIST_EVENTS = new Set(['run.created', 'run.status', 'stage.entered', 'run.finished', 'run.failed', 'run.cancelled']);
@@ -18,11 +19,7 @@ export function RunsPage() {
     <section class="page runs-page">
       <StartRunForm />
       <h2>Runs</h2>
-      {runs.error && !runs.data ? (
-        <p class="form-error" role="alert">
-          {describeError(runs.error)}
-        </p>
-      ) : null}
+      <FormError message={runs.error && !runs.data ? describeError(runs.error) : undefined} />
       {!runs.data ? (
         <p class="muted">Loading…</p>
       ) : runs.data.length === 0 ? (
@@ -133,11 +130,7 @@ function StartRunForm() {
           Start run
         </button>
       </div>
-      {problem ? (
-        <p class="form-error" role="alert">
-          {problem}
-        </p>
-      ) : null}
+      <FormError message={problem} />
     </form>
   );
 }

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { sessionFrom, type Session } from '../auth/session';
+import { FormError } from '../components/FormError';
 
 export function SignInPage({ problem, onSignIn }: { problem?: string; onSignIn: (session: Session) => void }) {
   const [token, setToken] = useState('');
@@ -26,11 +27,7 @@ export function SignInPage({ problem, onSignIn }: { problem?: string; onSignIn: 
         <button type="submit" data-testid="sign-in">
           Sign in
         </button>
-        {error ? (
-          <p class="form-error" role="alert" data-testid="sign-in-error">
-            {error}
-          </p>
-        ) : null}
+        <FormError message={error} testId="sign-in-error" />
       </form>
     </main>
   );
