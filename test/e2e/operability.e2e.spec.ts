@@ -48,7 +48,7 @@ describe('operability: health, readiness and metrics on every service', () => {
     for (const [app, workers] of [
       [stack.gateway, []],
       [stack.worker, ['worker:runs']],
-      [stack.interactions, ['worker:interaction-requests', 'worker:deadlines', 'worker:schedules', 'worker:webhook-deliveries']],
+      [stack.interactions, ['worker:interaction-requests', 'worker:deadlines', 'worker:schedules', 'worker:webhook-deliveries', 'worker:sweeper']],
     ] as const) {
       expect(await getJson(`${opsUrl(app)}/health/live`)).toEqual({ status: 200, body: { live: true } });
       const ready = await getJson(`${opsUrl(app)}/health/ready`);

@@ -7,6 +7,7 @@ import { DeadlineProcessor } from './deadlines/deadline.processor';
 import { InteractionRequestProcessor } from './interactions/interaction-request.processor';
 import { ScheduleRegistrar } from './schedules/schedule.registrar';
 import { SchedulesProcessor } from './schedules/schedules.processor';
+import { RunSweeper } from './sweeper/run.sweeper';
 import { WebhookDeliveryProcessor } from './webhooks/webhook-delivery.processor';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -23,11 +24,13 @@ export class InteractionServiceModule {
         ScheduleRegistrar,
         SchedulesProcessor,
         ClusterGaugesReporter,
+        RunSweeper,
         serviceOpsProvider('interaction-service', [
           InteractionRequestProcessor,
           DeadlineProcessor,
           SchedulesProcessor,
           WebhookDeliveryProcessor,
+          RunSweeper,
         ]),
       ],
     };

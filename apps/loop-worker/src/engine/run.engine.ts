@@ -7,6 +7,7 @@ import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
+import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
 import { toolsOffered, type RunView, type SettleResult } from './run.view';
 import { TurnDispatcher } from './turn.dispatcher';
@@ -95,6 +96,11 @@ export class RunEngine {
       }
       const conversation = buildConversation(entries);
       const view: RunView = { run, agent, stage: stageOf(agent, conversation), conversation };
+      const recorded = conversation.openTurn ? null : recordedEnding(entries);
+      if (recorded) {
+        // The previous worker recorded the ending call's result and died before ending the run.
+        return this.end(lease, run, recorded);
+      }
       if (conversation.openTurn) {
         const settled = await this.dispatcher.settle(lease, view, conversation.openTurn.calls);
         const next = await this.afterSettle(lease, run, settled);

@@ -1,0 +1,155 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Queue, type Job, type JobState } from 'bullmq';
+import { jobIds } from '@parley/contracts';
+import type { ParleyConfig, RedisClient } from '@parley/platform';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl } from '@parley/store';
+
+export const SWEEPER_QUEUE = 'sweeper';
+const SCHEDULER_ID = 'sweep';
+
+/** A job in one of these states will still run: its run or interaction needs nothing from the sweeper. */
+const LIVE: ReadonlySet<JobState | 'unknown'> = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+export interface SweepCounts {
+  tenants: number;
+  runsChecked: number;
+  /** Queued runs whose job was gone, enqueued again. */
+  requeued: number;
+  /** Running runs whose lease ran out with no job left to take them over, enqueued again. */
+  revived: number;
+  /** Open interactions past their deadline with no deadline job left, given one again. */
+  deadlines: number;
+}
+
+/**
+ * Repairs what a crash between two Redis steps, or a Redis restart from an AOF that lost its last
+ * second, can leave behind: a run `queued` (or `running` with an expired lease) with no BullMQ job
+ * to advance it, and an open interaction whose deadline job is gone. Every repair is an idempotent
+ * enqueue, so a sweep that races a worker or another sweep changes nothing.
+ *
+ * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant one ZRANGE of its
+ * active runs (bounded by the concurrent-run limit; ended ones are pruned by admit-run) and one
+ * pipelined HMGET of those runs. Job lookups happen only for runs that look stuck. Runs started
+ * outside the gateway (schedules, sub-agents) are not in the active set; the schedules processor
+ * re-enqueues its own queued runs, a sub-agent's end wakes its parent.
+ */
+@Injectable()
+export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly queue: Queue;
+  private readonly graceMs: number;
+  private readonly everyMs: number;
+
+  constructor(
+    @Inject(PARLEY_CONFIG) config: ParleyConfig,
+    @Inject(QUEUE_REDIS) connection: RedisClient,
+    private readonly store: ParleyStore,
+    private readonly queues: ParleyQueues,
+    private readonly control: RunControl,
+  ) {
+    // Concurrency 1 and a job scheduler: one sweep at a time across all interaction-services.
+    super(SWEEPER_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 1 });
+    this.queue = new Queue(SWEEPER_QUEUE, { connection, prefix: store.ctx.keys.bullPrefix() });
+    // A lease renewed on time never runs out: two lease lengths past its end, its holder is gone.
+    this.graceMs = 2 * config.leaseMs;
+    this.everyMs = config.sweepMs;
+  }
+
+  override onApplicationBootstrap(): void {
+    super.onApplicationBootstrap();
+    // Idempotent: every interaction-service upserts the same scheduler; BullMQ keeps one.
+    this.queue
+      .upsertJobScheduler(SCHEDULER_ID, { every: this.everyMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } })
+      .catch((error: unknown) => this.logger.error(`could not register the sweeper: ${String(error)}`));
+  }
+
+  override async onApplicationShutdown(): Promise<void> {
+    await super.onApplicationShutdown();
+    await this.queue.close();
+  }
+
+  async process(_job: Job<Record<string, never>>): Promise<SweepCounts> {
+    const counts = await this.sweep();
+    if (counts.requeued + counts.revived + counts.deadlines > 0) {
+      this.logger.warn({ msg: 'sweeper repaired runs or interactions whose job was lost', ...counts });
+    }
+    return counts;
+  }
+
+  async sweep(now = Date.now()): Promise<SweepCounts> {
+    const { redis, keys } = this.store.ctx;
+    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0 };
+    for (const tenant of await redis.smembers(keys.tenants())) {
+      counts.tenants += 1;
+      const runIds = await redis.zrange(keys.activeRuns(tenant), '0', '-1');
+      const pipeline = redis.pipeline();
+      runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt', 'pendingInteractionId'));
+      const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
+      for (const [i, [status, wake, leaseUntil, updatedAt, pending]] of rows.entries()) {
+        const runId = runIds[i];
+        counts.runsChecked += 1;
+        if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
+          if (await this.revive(tenant, runId, Number(wake ?? 0))) {
+            counts.requeued += 1;
+          }
+        } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
+          if (await this.revive(tenant, runId, Number(wake ?? 0))) {
+            counts.revived += 1;
+          }
+        } else if (status === 'waiting' && pending && (await this.rescheduleDeadline(tenant, pending, now))) {
+          counts.deadlines += 1;
+        }
+      }
+    }
+    return counts;
+  }
+
+  /**
+   * Enqueues the run's job for its wake counter unless one will still run. A finished or failed job
+   * of that id is removed first: its id would make the enqueue a no-op (acquire takes a queued run,
+   * or a running one whose lease ran out, so a surplus job finds nothing to do).
+   */
+  private async revive(tenant: string, runId: string, wake: number): Promise<boolean> {
+    const id = jobIds.run({ tenant, runId, wake });
+    if (!(await this.dead(this.queues.runs, id))) {
+      return false;
+    }
+    const status = await this.store.ctx.redis.hget(this.store.ctx.keys.run(tenant, runId), 'status');
+    if (status === 'queued') {
+      await this.control.ensureQueued(tenant, runId);
+    } else {
+      await this.queues.enqueueRun({ tenant, runId, wake });
+    }
+    this.logger.warn({ msg: 'sweeper enqueued a run that had no job', tenant, runId, wake, status });
+    return true;
+  }
+
+  /** An open interaction past its deadline whose deadline job is gone gets one again (due at once). */
+  private async rescheduleDeadline(tenant: string, interactionId: string, now: number): Promise<boolean> {
+    const [status, data] = await this.store.ctx.redis.hmget(this.store.ctx.keys.interaction(tenant, interactionId), 'status', 'data');
+    if (status !== 'open' || !data) {
+      return false;
+    }
+    const deadline = (JSON.parse(data) as { deadline: string | null }).deadline;
+    if (!deadline || Date.parse(deadline) > now - this.graceMs) {
+      return false;
+    }
+    if (!(await this.dead(this.queues.deadlines, jobIds.deadline(tenant, interactionId)))) {
+      return false;
+    }
+    await this.queues.scheduleDeadline({ tenant, interactionId }, new Date(deadline));
+    this.logger.warn({ msg: 'sweeper rescheduled a lost deadline', tenant, interactionId, deadline });
+    return true;
+  }
+
+  /** True when no job of this id will run; a completed or failed one is removed so its id can be used again. */
+  private async dead(queue: Queue, id: string): Promise<boolean> {
+    const state = await queue.getJobState(id);
+    if (LIVE.has(state)) {
+      return false;
+    }
+    if (state !== 'unknown') {
+      await queue.remove(id);
+    }
+    return true;
+  }
+}

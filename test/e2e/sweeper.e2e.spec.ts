@@ -1,0 +1,85 @@
+/**
+ * The interaction-service's sweeper: a run or interaction whose BullMQ job was lost (a crash
+ * between a Redis step and its enqueue, or a Redis restart from an AOF that lost its last second)
+ * is found and given a job again, and the run finishes.
+ */
+import { Redis } from 'ioredis';
+import { jobIds } from '@parley/contracts';
+import { ParleyQueues, RedisKeys } from '@parley/store';
+import { RunSweeper } from '../../apps/interaction-service/src/sweeper/run.sweeper';
+import { askerAgent, quickAgent } from '../support/agents';
+import { TestStack, writeAgents } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+describe('sweeper', () => {
+  let stack: TestStack;
+  let queues: ParleyQueues;
+  let keys: RedisKeys;
+  let connection: Redis;
+
+  beforeAll(async () => {
+    // A 1 s lease makes the sweeper's grace (two leases) 2 s; it sweeps every 200 ms.
+    stack = await TestStack.start({ agentsDir: writeAgents([quickAgent(), askerAgent('asker', 1)]), overrides: { leaseMs: 1000, sweepMs: 200 } });
+    keys = new RedisKeys(stack.config.prefix);
+    connection = new Redis(stack.config.redisUrl, { maxRetriesPerRequest: null });
+    queues = new ParleyQueues(connection, keys.bullPrefix());
+  });
+
+  afterAll(async () => {
+    await queues.close();
+    connection.disconnect();
+    await stack.close();
+  });
+
+  const tenant = () => 'acme';
+  const runKey = (runId: string) => keys.run(tenant(), runId);
+  /** One loop-worker at most: a second start would leave the first running past close(). */
+  const ensureWorker = async () => (stack.worker ? undefined : stack.startWorker());
+
+  /** Starts a run while no worker runs and deletes its job: a queued run with no job, as a crash leaves it. */
+  async function queuedWithoutJob(): Promise<{ runId: string; jobId: string }> {
+    await stack.stopWorker();
+    const runId = await stack.startRun('quick');
+    const jobId = jobIds.run({ tenant: tenant(), runId, wake: Number(await stack.redis.hget(runKey(runId), 'wake')) });
+    expect(await queues.runs.getJobState(jobId)).toBe('waiting');
+    await queues.runs.remove(jobId);
+    expect(await queues.runs.getJobState(jobId)).toBe('unknown');
+    return { runId, jobId };
+  }
+
+  it('gives a queued run whose job was lost its job again, and the run finishes', async () => {
+    const { runId, jobId } = await queuedWithoutJob();
+    await waitFor(async () => (await queues.runs.getJobState(jobId)) === 'waiting', { message: 'the sweeper to enqueue the run again' });
+    await ensureWorker();
+    await stack.waitForStatus(runId, 'finished');
+    expect((await stack.log(runId)).filter((e) => e.type === 'tool_result')).toHaveLength(2);
+  });
+
+  it('revives a running run whose worker died and whose job is gone, once its lease ran out', async () => {
+    const { runId, jobId } = await queuedWithoutJob();
+    // What a worker that died mid-step leaves when its job was lost too: running, an old lease.
+    await stack.redis.hset(runKey(runId), 'status', 'running', 'lease', 'dead-worker', 'leaseUntil', Date.now());
+    await waitFor(async () => (await queues.runs.getJobState(jobId)) === 'waiting', { message: 'the sweeper to enqueue the run again' });
+    await ensureWorker();
+    await stack.waitForStatus(runId, 'finished');
+  });
+
+  it('gives an open interaction whose deadline job was lost its deadline again', async () => {
+    await ensureWorker();
+    const runId = await stack.startRun('asker');
+    const question = await stack.waitForQuestion(runId);
+    await queues.deadlines.remove(jobIds.deadline(tenant(), question.id));
+    await stack.waitForStatus(runId, 'finished', 20_000);
+    expect(await stack.redis.hget(keys.interaction(tenant(), question.id), 'status')).toBe('expired');
+  });
+
+  it('leaves healthy runs alone', async () => {
+    await ensureWorker();
+    const runId = await stack.startRun('quick');
+    await stack.waitForStatus(runId, 'finished');
+    const module = stack.interactions!;
+    const counts = await module.get(RunSweeper).sweep();
+    expect(counts).toMatchObject({ requeued: 0, revived: 0, deadlines: 0 });
+    expect(counts.runsChecked).toBeGreaterThan(0);
+  });
+});
