@@ -447,6 +447,8 @@ describe('the web console, in a real browser', () => {
       await question(page, second.id).getByTestId('answer-submit').click();
       await page.getByTestId('run-summary').getByText('finished with back again').waitFor();
       expect(await page.getByTestId('chat-model').count()).toBe(2);
-    });
+      // Many phases (a gateway down and up, a second gateway, socket.io's reconnect backoff), each with
+      // its own bound: the whole may take over a minute on a loaded CI machine.
+    }, 150_000);
   });
 });
