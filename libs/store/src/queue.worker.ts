@@ -22,22 +22,18 @@ export class QueueWorker<T> {
   }
 
   /**
-   * Stops taking jobs and waits for the active ones, for at most `waitMs`; then closes without
-   * waiting. Both waits are bounded: BullMQ's close can hang for good when Redis restarted under
-   * the worker (taskforcesh/bullmq#2430, #4656), and a stopping process must still exit.
+   * Stops taking jobs and waits for the active ones, for at most `waitMs`. The wait is bounded:
+   * BullMQ's close can hang for good when Redis restarted under the worker (taskforcesh/bullmq#2430,
+   * #4656), and a stopping process must still exit.
    */
-  async close(waitMs: number): Promise<'closed' | 'forced' | 'abandoned'> {
-    const outcome = (await settlesWithin(this.worker.close(), waitMs))
-      ? 'closed'
-      : (await settlesWithin(this.worker.close(true), FORCED_CLOSE_MS))
-        ? 'forced'
-        : 'abandoned';
+  async close(waitMs: number): Promise<'closed' | 'abandoned'> {
+    // BullMQ keeps the promise of the first close, so a forced close after it would be the same one:
+    // past the bound the close is abandoned (a job still running there is recovered as stalled).
+    const outcome = (await settlesWithin(this.worker.close(), waitMs)) ? 'closed' : 'abandoned';
     this.connection.disconnect();
     return outcome;
   }
 }
-
-const FORCED_CLOSE_MS = 2000;
 
 /** True when `promise` settles within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

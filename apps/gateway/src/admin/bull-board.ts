@@ -29,14 +29,18 @@ function cookieToken(req: Request): string | undefined {
 function operatorsOnly(auth: AuthService) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const fromQuery = typeof req.query.token === 'string' ? req.query.token : undefined;
-    const token = fromQuery ?? cookieToken(req);
-    const header = req.headers.authorization ?? (token ? `Bearer ${token}` : undefined);
+    // The token that is checked is the one that becomes the cookie: a sign-in link wins over the rest.
+    const cookie = cookieToken(req);
+    const header = fromQuery ? `Bearer ${fromQuery}` : (req.headers.authorization ?? (cookie ? `Bearer ${cookie}` : undefined));
     auth.authenticateOperator(header).then(
       () => {
         if (fromQuery) {
           const secure = req.secure ? '; Secure' : '';
           res.setHeader('Set-Cookie', `${COOKIE}=${encodeURIComponent(fromQuery)}; Path=${BULL_BOARD_PATH}; HttpOnly; SameSite=Strict${secure}`);
-          res.redirect(303, `${req.baseUrl}${req.path === '/' ? '' : req.path}`);
+          // The same view without the token (other parameters of a deep link kept).
+          const url = new URL(req.originalUrl, 'http://board.invalid');
+          url.searchParams.delete('token');
+          res.redirect(303, `${url.pathname}${url.search}`);
           return;
         }
         next();

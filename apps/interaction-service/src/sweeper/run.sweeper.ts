@@ -8,6 +8,9 @@ export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
 
 /** A job in one of these states will still run: its run or interaction needs nothing from the sweeper. */
+/** How long a run id may sit in the active index before its hash exists (admission to creation). */
+const ADMISSION_GRACE_MS = 5 * 60_000;
+
 const LIVE: ReadonlySet<JobState | 'unknown'> = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
 export interface SweepCounts {
@@ -80,14 +83,23 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0 };
     for (const tenant of await redis.smembers(keys.tenants())) {
       counts.tenants += 1;
-      const runIds = await redis.zrange(keys.activeRuns(tenant), '0', '-1');
+      const indexed = await redis.zrange(keys.activeRuns(tenant), '0', '-1', 'WITHSCORES');
+      const runIds = indexed.filter((_, i) => i % 2 === 0);
+      const admittedAt = indexed.filter((_, i) => i % 2 === 1).map(Number);
       const pipeline = redis.pipeline();
       runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt', 'pendingInteractionId'));
       const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
+      const ended: string[] = [];
       for (const [i, [status, wake, leaseUntil, updatedAt, pending]] of rows.entries()) {
         const runId = runIds[i];
         counts.runsChecked += 1;
-        if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
+        // No hash: expired after retention, or admitted a moment ago and not yet created (kept a while).
+        const gone = status === null ? admittedAt[i] < now - ADMISSION_GRACE_MS : status === 'finished' || status === 'failed' || status === 'cancelled';
+        if (gone) {
+          ended.push(runId);
+        } else if (status === null) {
+          continue;
+        } else if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
           if (await this.revive(tenant, runId, Number(wake ?? 0))) {
             counts.requeued += 1;
           }
@@ -98,6 +110,10 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
         } else if (status === 'waiting' && pending && (await this.rescheduleDeadline(tenant, pending, now))) {
           counts.deadlines += 1;
         }
+      }
+      if (ended.length > 0) {
+        // Keeps the index to the runs that may still need a repair (with no concurrent-run limit, admit-run never prunes it).
+        await redis.zrem(keys.activeRuns(tenant), ...ended);
       }
     }
     return counts;

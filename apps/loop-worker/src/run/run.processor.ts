@@ -110,8 +110,16 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       this.logger.error({ msg: 'a malformed run job failed', jobId: job.id, err: error.message });
       return;
     }
-    this.logger.error({ msg: 'run failed: its job ran out of attempts', tenant: payload.data.tenant, runId: payload.data.runId, err: error.message });
-    const run = await this.store.runs.get(payload.data.tenant, payload.data.runId);
+    const { tenant, runId } = payload.data;
+    const run = await this.store.runs.get(tenant, runId);
+    // Only a run nobody advances is failed here: one parked by another job, or held under a live
+    // lease by another worker (this job lost its lock), is in good hands.
+    const leaseUntil = Number(await this.store.ctx.redis.hget(this.store.ctx.keys.run(tenant, runId), 'leaseUntil'));
+    if (run?.status === 'waiting' || (run?.status === 'running' && leaseUntil > Date.now())) {
+      this.logger.warn({ msg: 'a run job ran out of attempts; the run is parked or held by another worker, so it is left as is', tenant, runId, err: error.message });
+      return;
+    }
+    this.logger.error({ msg: 'run failed: its job ran out of attempts', tenant, runId, err: error.message });
     if (run) {
       await this.control.end(
         { tenant: run.tenant, runId: run.id, owner: run.owner, token: '' },

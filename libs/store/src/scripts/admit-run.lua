@@ -51,8 +51,9 @@ if concurrent > 0 then
       return {'concurrent_runs', active}
     end
   end
-  redis.call('ZADD', KEYS[2], now, ARGV[1])
 end
+-- Indexed even without a limit: the sweeper walks this index (and prunes ended runs from it).
+redis.call('ZADD', KEYS[2], now, ARGV[1])
 
 if perWindow > 0 and redis.call('INCR', KEYS[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])

@@ -37,7 +37,7 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('EXPIRE', KEYS[6], ARGV[13])
 end
 if status == 'waiting' then
-  countParked(-1)
+  countUnparked(KEYS[4])
 end
 redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')

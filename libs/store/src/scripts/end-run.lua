@@ -19,7 +19,7 @@ if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
   return {'stop'}
 end
 if status == 'waiting' then
-  countParked(-1)
+  countUnparked(KEYS[4])
 end
 redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT)
 if ARGV[11] ~= '' then

@@ -12,6 +12,6 @@ if redis.call('LLEN', KEYS[5]) > 0 then
 end
 redis.call('HSET', KEYS[4], 'status', 'waiting', 'waitReason', ARGV[9], 'pendingInteractionId', ARGV[10], 'updatedAt', AT)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil')
-countParked(1)
+countParked(KEYS[4])
 emitStatus('waiting', ARGV[9])
 return 'parked'

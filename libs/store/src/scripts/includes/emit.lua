@@ -9,9 +9,18 @@ local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
 local GAUGES = string.sub(KEYS[1], 1, -4) .. 'gauges'
 
--- Counts a run entering (+1) or leaving (-1) the waiting status.
-local function countParked(delta)
-  redis.call('HINCRBY', GAUGES, 'parked', delta)
+-- Counts a run entering the waiting status; the run hash remembers it was counted.
+local function countParked(runKey)
+  redis.call('HSET', runKey, 'parkedCounted', '1')
+  redis.call('HINCRBY', GAUGES, 'parked', 1)
+end
+
+-- Counts a run leaving the waiting status, if its entering was counted (runs parked before the
+-- gauges existed were not, and must not drive the gauge below zero).
+local function countUnparked(runKey)
+  if redis.call('HDEL', runKey, 'parkedCounted') == 1 then
+    redis.call('HINCRBY', GAUGES, 'parked', -1)
+  end
 end
 
 -- Counts an interaction leaving the open status; the kind was recorded on its hash when it opened.
@@ -90,7 +99,7 @@ local function wakeRun(runKey, inboxKey, item, runEventsKey, runId, owner)
     return -1
   end
   local n = redis.call('HINCRBY', runKey, 'wake', 1)
-  countParked(-1)
+  countUnparked(runKey)
   redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
   emitFor(runEventsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))
