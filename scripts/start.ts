@@ -109,7 +109,7 @@ function printWelcome(config: ParleyConfig, gatewayUrl: string, redisUrl: string
     '',
     `  Console      ${gatewayUrl}/?token=${token}`,
     `  Gateway      ${gatewayUrl}   (HTTP /v1, socket.io /v1, GET /health/ready)`,
-    `  Metrics      http://${config.host}:{${Object.values(OPS_PORT_DEFAULTS).join(',')}}/metrics   (gateway, loop-worker, interaction-service; PARLEY_OPS_PORT)`,
+    `  Metrics      http://${config.opsHost}:{${Object.values(OPS_PORT_DEFAULTS).join(',')}}/metrics   (gateway, loop-worker, interaction-service; PARLEY_OPS_PORT)`,
     `  Redis        ${redactUrl(redisUrl)}${redis?.server ? '   (started here: data in .parley/redis, AOF everysec)' : ''}`,
     `  Workers      1 loop-worker process, concurrency ${config.workerConcurrency} (PARLEY_WORKER_CONCURRENCY)`,
     `  Dev token    ${token}`,

@@ -69,6 +69,8 @@ const EnvSchema = z.object({
   PARLEY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Port of the service's operations server (/health/live, /health/ready, /metrics); "off" turns it off. */
   PARLEY_OPS_PORT: z.preprocess(unsetIfEmpty, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
+  /** Address the operations server listens on; default PARLEY_HOST. */
+  PARLEY_OPS_HOST: z.preprocess(unsetIfEmpty, z.string().optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The built web console the gateway serves at `/` (default: dist/console of the package). */
   PARLEY_CONSOLE_DIR: z.preprocess(unsetIfEmpty, z.string().optional()),
@@ -147,6 +149,8 @@ export interface ParleyConfig {
   shutdownGraceMs: number;
   /** Operations server port; undefined = the service's default (see OPS_PORT_DEFAULTS), 'off' = none. */
   opsPort?: number | 'off';
+  /** Address of the operations server (/metrics is unauthenticated: keep it off public interfaces). */
+  opsHost: string;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Folder of the built web console; unset: dist/console of the package. */
   consoleDir?: string;
@@ -207,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookClaimIdleMs: e.PARLEY_WEBHOOK_CLAIM_IDLE_MS,
     shutdownGraceMs: e.PARLEY_SHUTDOWN_GRACE_MS,
     ...(e.PARLEY_OPS_PORT !== undefined ? { opsPort: e.PARLEY_OPS_PORT } : {}),
+    opsHost: e.PARLEY_OPS_HOST ?? e.PARLEY_HOST,
     logLevel: e.LOG_LEVEL,
     ...(e.PARLEY_CONSOLE_DIR ? { consoleDir: e.PARLEY_CONSOLE_DIR } : {}),
     ...overrides,

@@ -50,7 +50,7 @@ export class ServiceOps implements OnApplicationBootstrap, OnApplicationShutdown
     }
     const port = this.config.opsPort ?? OPS_PORT_DEFAULTS[this.service];
     try {
-      this.server = await startOpsServer({ host: this.config.host, port, ready: () => checkReadiness(checks) });
+      this.server = await startOpsServer({ host: this.config.opsHost, port, ready: () => checkReadiness(checks) });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
         throw error;
