@@ -80,7 +80,7 @@ function expectParleyStack(doc: ComposeFile): void {
 
   const gateway = doc.services.gateway;
   expect(targetPorts(gateway)).toEqual([8080]);
-  expect(JSON.stringify(gateway.healthcheck?.test)).toContain('/healthz');
+  expect(JSON.stringify(gateway.healthcheck?.test)).toContain('/health/ready');
   expect(envOf(gateway).PARLEY_HOST).toBe('0.0.0.0');
 
   // Scaling needs both absent.
