@@ -1,4 +1,5 @@
 import type { Actor, EndReason, EventDraft, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
+import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
 
@@ -383,28 +384,4 @@ export class RunRepository {
         return { status: status as 'requested' | 'stale' };
     }
   }
-}
-
-function toRun(h: Record<string, string>): Run {
-  return {
-    id: h.id,
-    tenant: h.tenant,
-    owner: h.owner,
-    agent: h.agent,
-    task: h.task,
-    trigger: h.trigger as Run['trigger'],
-    unattended: h.unattended === '1',
-    ...(h.stage ? { stage: h.stage } : {}),
-    ...(h.parentRunId ? { parentRunId: h.parentRunId } : {}),
-    ...(h.agentDigest ? { agentSource: 'tenant' as const, agentDigest: h.agentDigest } : {}),
-    status: h.status as RunStatus,
-    ...(h.waitReason ? { waitReason: h.waitReason as WaitReason } : {}),
-    ...(h.pendingInteractionId ? { pendingInteractionId: h.pendingInteractionId } : {}),
-    ...(h.endReason ? { endReason: h.endReason as EndReason } : {}),
-    ...(h.summary ? { summary: h.summary } : {}),
-    ...(h.error ? { error: h.error } : {}),
-    ...(h.stoppedBy ? { stoppedBy: JSON.parse(h.stoppedBy) as Actor } : {}),
-    createdAt: h.createdAt,
-    updatedAt: h.updatedAt,
-  };
 }
