@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { AnswerBody, ApprovalDecision, Prompt } from '../../api/types';
 import { prettyJson } from '../../format';
-import { FormError, useAnswerSubmit } from './answer.submit';
+import { AnswerError, useAnswerSubmit } from './answer.submit';
 
 type ApprovalPrompt = Extract<Prompt, { kind: 'tool_approval' }>;
 
@@ -128,7 +128,7 @@ export function ApprovalForm({ interactionId, prompt, onAnswered }: { interactio
           Deny
         </button>
       </div>
-      <FormError error={error} fields={['input', 'directory', 'reason']} />
+      <AnswerError error={error} fields={['input', 'directory', 'reason']} />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { Prompt } from '../../api/types';
-import { FormError, useAnswerSubmit } from './answer.submit';
+import { AnswerError, useAnswerSubmit } from './answer.submit';
 
 type ChoicePrompt = Extract<Prompt, { kind: 'multiple_choice' }>;
 
@@ -43,7 +43,7 @@ export function ChoiceForm({ interactionId, prompt, onAnswered }: { interactionI
           Send answer
         </button>
       </div>
-      <FormError error={error} />
+      <AnswerError error={error} />
     </form>
   );
 }

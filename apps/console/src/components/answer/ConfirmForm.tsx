@@ -1,4 +1,4 @@
-import { FormError, useAnswerSubmit } from './answer.submit';
+import { AnswerError, useAnswerSubmit } from './answer.submit';
 
 export function ConfirmForm({ interactionId, onAnswered }: { interactionId: string; onAnswered?: () => void }) {
   const { busy, error, submit } = useAnswerSubmit(interactionId, onAnswered);
@@ -12,7 +12,7 @@ export function ConfirmForm({ interactionId, onAnswered }: { interactionId: stri
           No
         </button>
       </div>
-      <FormError error={error} />
+      <AnswerError error={error} />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { FormError, useAnswerSubmit } from './answer.submit';
+import { AnswerError, useAnswerSubmit } from './answer.submit';
 
 export function EditTextForm({ interactionId, document, onAnswered }: { interactionId: string; document: string; onAnswered?: () => void }) {
   const [text, setText] = useState(document);
@@ -23,7 +23,7 @@ export function EditTextForm({ interactionId, document, onAnswered }: { interact
           Undo my changes
         </button>
       </div>
-      <FormError error={error} />
+      <AnswerError error={error} />
     </form>
   );
 }

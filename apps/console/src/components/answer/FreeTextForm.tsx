@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { FormError, useAnswerSubmit } from './answer.submit';
+import { AnswerError, useAnswerSubmit } from './answer.submit';
 
 export function FreeTextForm({ interactionId, onAnswered }: { interactionId: string; onAnswered?: () => void }) {
   const [text, setText] = useState('');
@@ -20,7 +20,7 @@ export function FreeTextForm({ interactionId, onAnswered }: { interactionId: str
           Send answer
         </button>
       </div>
-      <FormError error={error} />
+      <AnswerError error={error} />
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { Markdown } from '../Markdown';
-import { FormError, useAnswerSubmit } from './answer.submit';
+import { AnswerError, useAnswerSubmit } from './answer.submit';
 
 export function ReviewForm({ interactionId, markdown, onAnswered }: { interactionId: string; markdown: string; onAnswered?: () => void }) {
   const [feedback, setFeedback] = useState('');
@@ -23,7 +23,7 @@ export function ReviewForm({ interactionId, markdown, onAnswered }: { interactio
           Request changes
         </button>
       </div>
-      <FormError error={error} />
+      <AnswerError error={error} />
     </div>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiError } from '../../api/api.error';
 import type { AnswerBody } from '../../api/types';
 import { useApp } from '../../app.context';
+import { FormError } from '../FormError';
 
 export interface AnswerSubmit {
   busy: boolean;
@@ -31,15 +32,8 @@ export function useAnswerSubmit(interactionId: string, onAnswered?: () => void):
   return { busy, error, submit };
 }
 
-export function FormError({ error, fields = [] }: { error?: ApiError; fields?: string[] }) {
-  if (!error) {
-    return null;
-  }
-  // Reasons for fields shown next to their own input are not repeated here.
-  const shownElsewhere = fields.some((field) => error.reasonFor(field) !== undefined);
-  return (
-    <p class="form-error" role="alert" data-testid="answer-error">
-      {shownElsewhere ? `${error.code}: see the field above` : error.message}
-    </p>
-  );
+/** An answer's error; reasons for fields shown next to their own input are not repeated here. */
+export function AnswerError({ error, fields = [] }: { error?: ApiError; fields?: string[] }) {
+  const shownElsewhere = error !== undefined && fields.some((field) => error.reasonFor(field) !== undefined);
+  return <FormError message={error && (shownElsewhere ? `${error.code}: see the field above` : error.message)} testId="answer-error" />;
 }
