@@ -639,11 +639,25 @@ describe('approvals', () => {
     expect(await store.runs.cancel(stopped.run, BOB, { id: second.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled', parentWake: null });
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, stopped.run.runId))).toBe(0);
 
-    // An approval still open when its run failed (an unfenced end) writes no grant when answered late.
+    // An approval still open when its run failed (an unfenced end of a run nobody advances: queued,
+    // its job gone) writes no grant when answered late.
     const failed = await approvalRun(store);
+    await admin.hset(store.ctx.keys.run(TENANT, failed.run.runId), 'status', 'queued');
     expect(await store.runs.end({ ...failed.lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toEqual({ status: 'ended', parentWake: null });
     expect((await store.interactions.resolve({ interaction: failed.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE })).status).toBe('resolved');
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, failed.run.runId))).toBe(0);
+  });
+
+  it('an unfenced end (a job out of attempts) leaves a run that is parked or held under a live lease alone', async () => {
+    const store = makeStore();
+    const ending = { status: 'failed' as const, reason: 'internal_error' as const, error: 'x' };
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    expect(await store.runs.end({ ...lease, token: '' }, ending, false)).toEqual({ status: 'lost' });
+    const { interaction } = await store.interactions.open({ ...request(run), waitReason: 'approval', prompt: APPROVAL });
+    expect(await store.runs.park(lease, 'approval', interaction.id)).toBe('parked');
+    expect(await store.runs.end({ ...lease, token: '' }, ending, false)).toEqual({ status: 'lost' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('waiting');
   });
 
   it('a live claim lets only its holder resolve; deadlines ignore it; an expired claim binds nobody', async () => {

@@ -112,20 +112,20 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     }
     const { tenant, runId } = payload.data;
     const run = await this.store.runs.get(tenant, runId);
-    // Only a run nobody advances is failed here: one parked by another job, or held under a live
-    // lease by another worker (this job lost its lock), is in good hands.
-    const leaseUntil = Number(await this.store.ctx.redis.hget(this.store.ctx.keys.run(tenant, runId), 'leaseUntil'));
-    if (run?.status === 'waiting' || (run?.status === 'running' && leaseUntil > Date.now())) {
-      this.logger.warn({ msg: 'a run job ran out of attempts; the run is parked or held by another worker, so it is left as is', tenant, runId, err: error.message });
+    if (!run) {
       return;
     }
-    this.logger.error({ msg: 'run failed: its job ran out of attempts', tenant, runId, err: error.message });
-    if (run) {
-      await this.control.end(
-        { tenant: run.tenant, runId: run.id, owner: run.owner, token: '' },
-        { status: 'failed', reason: 'internal_error', error: error.message },
-        { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
-      );
+    // Unfenced, end-run ends only a run nobody advances: one parked by another job, or held under a
+    // live lease by another worker (this job lost its lock), is in good hands and answers 'lost'.
+    const ended = await this.control.end(
+      { tenant: run.tenant, runId: run.id, owner: run.owner, token: '' },
+      { status: 'failed', reason: 'internal_error', error: error.message },
+      { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
+    );
+    if (ended.status === 'ended') {
+      this.logger.error({ msg: 'run failed: its job ran out of attempts', tenant, runId, err: error.message });
+    } else {
+      this.logger.warn({ msg: 'a run job ran out of attempts; the run was left as is', tenant, runId, status: ended.status, err: error.message });
     }
   }
 }

@@ -2,7 +2,8 @@
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run grants (deleted: grants end with the run)
 -- KEYS[6..9] the parent's hash, log, inbox, event stream (a sub-agent; else any keys of this run, unused)
 -- KEYS[10..] the run's other keys (log, inbox, workspace, ...), to expire
--- ARGV[1..7] emit prologue  ARGV[8] lease token ('' = unfenced, for a run no worker holds)
+-- ARGV[1..7] emit prologue  ARGV[8] lease token ('' = unfenced: only a run nobody advances, i.e. not
+--   parked and not held under a live lease, is ended; otherwise {'lost'})
 -- ARGV[9] status  ARGV[10] end reason  ARGV[11] summary or error text ('' = none)
 -- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
 -- ARGV[15] parent run id ('' = none)  ARGV[16] child_result entry JSON for the parent's log
@@ -15,11 +16,12 @@ end
 if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
   return {'lost'}
 end
+if ARGV[8] == '' and (status == 'waiting'
+    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > NOW_MS)) then
+  return {'lost'}
+end
 if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
   return {'stop'}
-end
-if status == 'waiting' then
-  countUnparked(KEYS[4])
 end
 redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT)
 if ARGV[11] ~= '' then
