@@ -45,7 +45,7 @@ describeMultiProcess('cluster: 2 gateways, 3 loop-workers, 2 interaction-service
       const keys = [
         k.run(h.tenant, runId),
         k.runLog(h.tenant, runId),
-        k.runEvents(h.tenant, runId),
+        k.runEventSeqs(h.tenant, runId),
         k.runInteractions(h.tenant, runId),
         ...interactionKeys,
         k.seq(h.tenant),

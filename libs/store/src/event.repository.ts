@@ -9,8 +9,11 @@ export class EventRepository {
     return this.read(this.ctx.keys.tenantEvents(tenant), since, limit);
   }
 
-  readRun(tenant: string, runId: string, since: number, limit: number): Promise<ParleyEvent[]> {
-    return this.read(this.ctx.keys.runEvents(tenant, runId), since, limit);
+  /** The run's events still in the tenant stream (the run keeps only their seqs). */
+  async readRun(tenant: string, runId: string, since: number, limit: number): Promise<ParleyEvent[]> {
+    const { keys, scripts } = this.ctx;
+    const events = (await scripts.run('readRunEvents', [keys.runEventSeqs(tenant, runId), keys.tenantEvents(tenant)], [since, limit])) as string[];
+    return events.map((json) => JSON.parse(json) as ParleyEvent);
   }
 
   async lastSeq(tenant: string): Promise<number> {

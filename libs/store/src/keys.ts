@@ -63,8 +63,9 @@ export class RedisKeys {
   runInbox(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:inbox`;
   }
-  runEvents(tenant: string, runId: string): string {
-    return `${this.run(tenant, runId)}:events`;
+  /** The sequence numbers of the run's events, oldest first (a list): the events themselves are in the tenant stream. */
+  runEventSeqs(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:seqs`;
   }
   runInteractions(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:ix`;
@@ -87,9 +88,9 @@ export class RedisKeys {
   runChildren(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:children`;
   }
-  /** What a sub-agent's last step touches of its parent: hash, log, inbox, event stream. */
+  /** What a sub-agent's last step touches of its parent: hash, log, inbox, event seqs. */
   parentKeys(tenant: string, parentRunId: string): string[] {
-    return [this.run(tenant, parentRunId), this.runLog(tenant, parentRunId), this.runInbox(tenant, parentRunId), this.runEvents(tenant, parentRunId)];
+    return [this.run(tenant, parentRunId), this.runLog(tenant, parentRunId), this.runInbox(tenant, parentRunId), this.runEventSeqs(tenant, parentRunId)];
   }
   /** Keys that live and expire with the run. */
   runOwned(tenant: string, runId: string): string[] {

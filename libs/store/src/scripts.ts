@@ -19,6 +19,7 @@ const SCRIPTS = {
   openInteraction: { file: 'open-interaction.lua', keys: 8 },
   resolveInteraction: { file: 'resolve-interaction.lua', keys: 10 },
   claimInteraction: { file: 'claim-interaction.lua', keys: 4 },
+  readRunEvents: { file: 'read-run-events.lua', keys: 2 },
   workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },
   workspaceCommit: { file: 'workspace-commit.lua', keys: 3 },
   rateHit: { file: 'rate-hit.lua', keys: 1 },

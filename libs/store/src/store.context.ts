@@ -37,7 +37,7 @@ export class StoreContext {
   /** KEYS[1..3] and ARGV[1..7] shared by every event-emitting script (see includes/emit.lua). */
   prologue(tenant: string, runId: string, owner: string, now = new Date()): { keys: string[]; args: string[] } {
     return {
-      keys: [this.keys.seq(tenant), this.keys.tenantEvents(tenant), this.keys.runEvents(tenant, runId)],
+      keys: [this.keys.seq(tenant), this.keys.tenantEvents(tenant), this.keys.runEventSeqs(tenant, runId)],
       args: [tenant, runId, owner, now.toISOString(), String(this.options.eventsMaxLen), this.keys.eventsChannel(), String(now.getTime())],
     };
   }

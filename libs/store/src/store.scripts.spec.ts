@@ -422,6 +422,37 @@ describe('events', () => {
   });
 });
 
+describe('run replay', () => {
+  it("reads one run's events from the tenant stream through the run's seqs, paged by seq, skipping what the stream trimmed", async () => {
+    const store = makeStore();
+    const first = await newRun(store);
+    const second = await newRun(store);
+    const firstLease = await acquire(store, first);
+    const secondLease = await acquire(store, second);
+    for (let i = 0; i < 3; i++) {
+      for (const lease of [firstLease, secondLease]) {
+        expect(await store.runs.append(lease, null, [{ type: 'message', data: { text: `${lease.runId} ${i}` } }])).toMatchObject({ status: 'ok' });
+      }
+    }
+    const all = await events(store);
+    const ofFirst = all.filter((e) => e.runId === first.runId);
+    expect(ofFirst.map((e) => e.type)).toEqual(['run.created', 'run.status', 'run.status', 'message', 'message', 'message']);
+
+    expect(await store.events.readRun(TENANT, first.runId, 0, 1000)).toEqual(ofFirst);
+    for (const [i, event] of ofFirst.entries()) {
+      expect(await store.events.readRun(TENANT, first.runId, event.seq, 1000)).toEqual(ofFirst.slice(i + 1));
+      expect(await store.events.readRun(TENANT, first.runId, event.seq - 1, 2)).toEqual(ofFirst.slice(i, i + 2));
+    }
+    expect(await store.events.readRun(TENANT, 'no-such-run', 0, 1000)).toEqual([]);
+
+    // The tenant stream is capped: what it dropped is skipped, the rest still comes in order.
+    const cut = ofFirst[3].seq;
+    await admin.xtrim(store.ctx.keys.tenantEvents(TENANT), 'MINID', `0-${cut}`);
+    expect(await store.events.readRun(TENANT, first.runId, 0, 2)).toEqual(ofFirst.slice(3, 5));
+    expect(await store.events.readRun(TENANT, first.runId, 0, 1000)).toEqual(ofFirst.slice(3));
+  });
+});
+
 describe('workspace effects', () => {
   it('applies an effect id once, counts bytes, and rejects a write over the total limit without writing', async () => {
     const store = makeStore();
@@ -560,7 +591,7 @@ describe('end-run', () => {
         k.run(TENANT, run.runId),
         k.runLog(TENANT, run.runId),
         k.runInbox(TENANT, run.runId),
-        k.runEvents(TENANT, run.runId),
+        k.runEventSeqs(TENANT, run.runId),
         k.runInteractions(TENANT, run.runId),
         k.workspace(TENANT, run.runId),
         k.effects(TENANT, run.runId),

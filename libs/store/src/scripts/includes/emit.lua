@@ -1,6 +1,6 @@
 -- Shared prologue of every script that changes state. Each such script takes the same first
 -- three KEYS and first seven ARGV, so that a state change and its event are one atomic step:
---   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] run event stream
+--   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] the run's event seqs (list)
 --   ARGV[1] tenant  ARGV[2] run id  ARGV[3] run owner  ARGV[4] ISO time  ARGV[5] stream MAXLEN
 --   ARGV[6] fan-out channel  ARGV[7] now (epoch ms)
 -- The tenant's gauges hash (parked runs, open interactions by kind, for /metrics) is named after
@@ -32,15 +32,19 @@ local function countClosed(interactionKey)
 end
 
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
--- tenant's next sequence number; returns the number.
-local function emitFor(runEventsKey, runId, owner, eventType, dataJson)
+-- tenant's next sequence number; returns the number. The event is stored once, in the tenant
+-- stream; the run keeps only its seqs (a stream of its own would cost ~4.7 KB per run, since Redis
+-- preallocates a stream's newest node).
+local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   local seq = redis.call('INCR', KEYS[1])
   local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
     ',"owner":' .. cjson.encode(owner) .. ',"at":' .. cjson.encode(AT) .. ',"type":' .. cjson.encode(eventType) ..
     ',"data":' .. dataJson .. '}'
   local id = '0-' .. seq
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, id, 'e', json)
-  redis.call('XADD', runEventsKey, 'MAXLEN', '~', MAXLEN, id, 'e', json)
+  if redis.call('RPUSH', runSeqsKey, seq) > tonumber(MAXLEN) then
+    redis.call('LPOP', runSeqsKey)
+  end
   redis.call('PUBLISH', CHANNEL, json)
   return seq
 end
@@ -93,7 +97,7 @@ end
 -- Wake a run of this tenant (this one, or a parent): push to its inbox; a waiting run becomes
 -- queued and the caller must enqueue job `wake`. Returns the new wake counter, or -1 when the run
 -- is not waiting (its advancer will see the inbox).
-local function wakeRun(runKey, inboxKey, item, runEventsKey, runId, owner)
+local function wakeRun(runKey, inboxKey, item, runSeqsKey, runId, owner)
   redis.call('RPUSH', inboxKey, item)
   if redis.call('HGET', runKey, 'status') ~= 'waiting' then
     return -1
@@ -102,7 +106,7 @@ local function wakeRun(runKey, inboxKey, item, runEventsKey, runId, owner)
   countUnparked(runKey)
   redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
-  emitFor(runEventsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))
+  emitFor(runSeqsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))
   return n
 end
 
@@ -111,7 +115,7 @@ local function wake(runKey, inboxKey, item)
 end
 
 -- A sub-agent ended: its result goes into the parent's log and wakes the parent, in the same step.
--- parent = {hash, log, inbox, events} keys; returns the parent's wake counter, or -1.
+-- parent = {hash, log, inbox, event seqs} keys; returns the parent's wake counter, or -1.
 local function deliverToParent(parent, parentId, resultEntry)
   local p = redis.call('HMGET', parent[1], 'status', 'owner')
   if isEnded(p[1]) then
