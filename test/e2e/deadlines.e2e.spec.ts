@@ -1,5 +1,8 @@
+import { jobIds } from '@parley/contracts';
+import { ParleyQueues } from '@parley/store';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
+import { waitFor } from '../support/wait-for';
 
 const NO_ANSWER = 'got: {"ok":false,"error":"no answer';
 
@@ -7,7 +10,7 @@ describe('deadlines', () => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent('hasty', 1), askerAgent('patient', 2)]) });
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent('hasty', 1), askerAgent('patient', 2), askerAgent('steady', 4), askerAgent('late', 6)]) });
   });
 
   afterAll(() => stack.close());
@@ -45,5 +48,31 @@ describe('deadlines', () => {
     await stack.stopWorker();
     await stack.startWorker();
     await expectExpiredOnce(runId, question.id);
+  });
+
+  it('keeps one timer per tenant: a later deadline has no job of its own and still fires; an answered one never does', async () => {
+    const queues = stack.gateway!.get(ParleyQueues);
+    const tenant = 'acme';
+    const steady = await stack.startRun('steady');
+    const steadyQuestion = await stack.waitForQuestion(steady);
+    const late = await stack.startRun('late');
+    const lateQuestion = await stack.waitForQuestion(late);
+    const answered = await stack.startRun('late');
+    const answeredQuestion = await stack.waitForQuestion(answered);
+    expect((await stack.answer(answeredQuestion.id, { text: 'in time' })).status).toBe(200);
+
+    const steadyTimer = jobIds.deadlineTimer(tenant, Date.parse(steadyQuestion.deadline));
+    expect(await queues.deadlines.getJobState(steadyTimer)).toBe('delayed');
+    expect(await queues.deadlines.getJobState(jobIds.deadlineTimer(tenant, Date.parse(lateQuestion.deadline)))).toBe('unknown');
+    expect(await queues.deadlines.getJobState(jobIds.deadlineTimer(tenant, Date.parse(answeredQuestion.deadline)))).toBe('unknown');
+    const filed = await stack.redis.zrange(stack.gateway!.get(ParleyQueues) && `${stack.config.prefix}:{t:${tenant}}:deadlines`, '0', '-1');
+    expect(filed).toEqual([steadyQuestion.id, lateQuestion.id]);
+
+    await expectExpiredOnce(steady, steadyQuestion.id);
+    await expectExpiredOnce(late, lateQuestion.id);
+    const { run } = await stack.waitForStatus(answered, 'finished');
+    expect(run.summary).toBe('got: in time');
+    await waitFor(async () => (await stack.redis.exists(`${stack.config.prefix}:{t:${tenant}}:deadline-timer`)) === 0, { message: 'the timer to be cleared' });
+    expect(await stack.redis.exists(`${stack.config.prefix}:{t:${tenant}}:deadlines`)).toBe(0);
   });
 });

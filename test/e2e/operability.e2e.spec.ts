@@ -48,7 +48,7 @@ describe('operability: health, readiness and metrics on every service', () => {
     for (const [app, workers] of [
       [stack.gateway, []],
       [stack.worker, ['worker:runs']],
-      [stack.interactions, ['worker:interaction-requests', 'worker:deadlines', 'worker:schedules', 'worker:webhook-deliveries', 'worker:sweeper']],
+      [stack.interactions, ['worker:deadlines', 'worker:schedules', 'worker:webhook-deliveries', 'worker:sweeper']],
     ] as const) {
       expect(await getJson(`${opsUrl(app)}/health/live`)).toEqual({ status: 200, body: { live: true } });
       const ready = await getJson(`${opsUrl(app)}/health/ready`);
@@ -119,7 +119,7 @@ describe('operability: health, readiness and metrics on every service', () => {
     const api = await fetch(`${board}/api/queues`, { headers: { cookie: sent } });
     expect(api.status).toBe(200);
     const listed = (await api.json()) as { queues: Array<{ name: string; readOnlyMode: boolean }> };
-    expect(listed.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(['runs', 'interaction-requests', 'deadlines', 'schedules', 'webhook-deliveries']));
+    expect(listed.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(['runs', 'deadlines', 'schedules', 'webhook-deliveries']));
     expect(listed.queues.every((queue) => queue.readOnlyMode)).toBe(true);
     // The operator's token opens nothing of a tenant.
     expect((await stack.http('GET', '/v1/runs', undefined, operator)).status).toBe(403);

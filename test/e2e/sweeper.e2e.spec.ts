@@ -64,11 +64,14 @@ describe('sweeper', () => {
     await stack.waitForStatus(runId, 'finished');
   });
 
-  it('gives an open interaction whose deadline job was lost its deadline again', async () => {
+  it("gives a tenant whose deadline timer job was lost its timer again, and the deadline fires", async () => {
     await ensureWorker();
     const runId = await stack.startRun('asker');
     const question = await stack.waitForQuestion(runId);
-    await queues.deadlines.remove(jobIds.deadline(tenant(), question.id));
+    const due = Date.parse(question.deadline);
+    const timer = jobIds.deadlineTimer(tenant(), due);
+    await waitFor(async () => (await queues.deadlines.getJobState(timer)) === 'delayed', { message: 'the timer job of the question' });
+    await queues.deadlines.remove(timer);
     await stack.waitForStatus(runId, 'finished', 20_000);
     expect(await stack.redis.hget(keys.interaction(tenant(), question.id), 'status')).toBe('expired');
   });

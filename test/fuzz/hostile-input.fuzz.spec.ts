@@ -219,6 +219,7 @@ afterAll(async () => {
  * change every few seconds whatever anyone sends (what it does to runs is in the tenants' keys).
  */
 const CLOCK_DRIVEN = /:bull:sweeper:/;
+const RATE_WINDOW = /:\{t:[^}]+\}:rate:/;
 
 async function settled(): Promise<RedisSnapshot> {
   const snapshot = await settledSnapshot(stack);
@@ -2153,7 +2154,10 @@ describe('hostile input (property-based fuzz)', () => {
     expect(({} as Record<string, unknown>)[MARK]).toBeUndefined();
     expect(Object.prototype).not.toHaveProperty(MARK);
 
-    expect(await settled()).toEqual(before);
+    const after = await settled();
+    // A rate window ends on its own clock (a slow fuzz outlives it); a window that changed or appeared would show.
+    const windowsEnded = Object.keys(before).filter((key) => RATE_WINDOW.test(key) && !(key in after));
+    expect(after).toEqual(Object.fromEntries(Object.entries(before).filter(([key]) => !windowsEnded.includes(key))));
 
     const alice = stack.token(ALICE);
     const q1 = await stack.http('GET', `/v1/interactions/${world.q1}`, undefined, alice);

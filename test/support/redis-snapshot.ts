@@ -56,8 +56,7 @@ export async function settledSnapshot(stack: TestStack): Promise<RedisSnapshot> 
     async () => {
       const counts = await Promise.all([
         queues.runs.getJobCounts('active', 'wait', 'delayed', 'prioritized'),
-        queues.interactionRequests.getJobCounts('active', 'wait', 'delayed', 'prioritized'),
-        // Deadlines wait as delayed jobs by design.
+        // Deadline timers wait as delayed jobs by design.
         queues.deadlines.getJobCounts('active', 'wait', 'prioritized'),
       ]);
       if (counts.some((c) => Object.values(c).some((n) => n > 0))) {

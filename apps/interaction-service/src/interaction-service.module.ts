@@ -4,7 +4,6 @@ import type { ParleyConfig } from '@parley/platform';
 import { StoreModule, serviceOpsProvider } from '@parley/store';
 import { ClusterGaugesReporter } from './metrics/cluster-gauges.reporter';
 import { DeadlineProcessor } from './deadlines/deadline.processor';
-import { InteractionRequestProcessor } from './interactions/interaction-request.processor';
 import { ScheduleRegistrar } from './schedules/schedule.registrar';
 import { SchedulesProcessor } from './schedules/schedules.processor';
 import { RunSweeper } from './sweeper/run.sweeper';
@@ -19,15 +18,13 @@ export class InteractionServiceModule {
       imports: [StoreModule.forRoot(config), WebhooksModule.forRoot(config)],
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },
-        InteractionRequestProcessor,
         DeadlineProcessor,
         ScheduleRegistrar,
         SchedulesProcessor,
         ClusterGaugesReporter,
         RunSweeper,
         serviceOpsProvider('interaction-service', [
-          InteractionRequestProcessor,
-          DeadlineProcessor,
+            DeadlineProcessor,
           SchedulesProcessor,
           WebhookDeliveryProcessor,
           RunSweeper,

@@ -5,7 +5,6 @@ import { CheckpointRefSchema, PromptSchema, WaitReasonSchema } from './interacti
 /** BullMQ queue names (before the deployment's prefix). */
 export const QUEUES = {
   runs: 'runs',
-  interactionRequests: 'interaction-requests',
   deadlines: 'deadlines',
   schedules: 'schedules',
 } as const;
@@ -18,7 +17,7 @@ export const RunJobSchema = z.strictObject({
 });
 export type RunJob = z.infer<typeof RunJobSchema>;
 
-/** Published by a parking worker; the interaction-service turns it into a stored interaction. */
+/** The interaction a parking worker opens (`park`), with what its deadline is computed from. */
 export const InteractionRequestSchema = z.strictObject({
   tenant: TenantIdSchema,
   runId: EntityIdSchema,
@@ -34,9 +33,9 @@ export const InteractionRequestSchema = z.strictObject({
 });
 export type InteractionRequest = z.infer<typeof InteractionRequestSchema>;
 
+/** A tenant's deadline timer: expire every interaction of the tenant whose deadline has passed. */
 export const DeadlineJobSchema = z.strictObject({
   tenant: TenantIdSchema,
-  interactionId: EntityIdSchema,
 });
 export type DeadlineJob = z.infer<typeof DeadlineJobSchema>;
 
@@ -50,7 +49,6 @@ export type ScheduleJob = z.infer<typeof ScheduleJobSchema>;
 /** BullMQ rejects ":" in custom ids; these are the only job ids Parley mints. */
 export const jobIds = {
   run: (job: RunJob) => `run.${job.tenant}.${job.runId}.${job.wake}`,
-  interactionRequest: (tenant: string, interactionId: string) => `ireq.${tenant}.${interactionId}`,
-  deadline: (tenant: string, interactionId: string) => `dl.${tenant}.${interactionId}`,
+  deadlineTimer: (tenant: string, dueMs: number) => `dl.${tenant}.${dueMs}`,
   scheduler: (agent: string, schedule: string) => `sched.${agent}.${schedule}`,
 };

@@ -4,6 +4,7 @@ export * from './store';
 export * from './run.repository';
 export * from './interaction.repository';
 export * from './event.repository';
+export * from './deadline.repository';
 export * from './limits';
 export * from './workspace.repository';
 export * from './lease.errors';

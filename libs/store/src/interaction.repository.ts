@@ -1,8 +1,6 @@
 import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, Outcome } from '@parley/contracts';
 import type { StoreContext } from './store.context';
 
-export type OpenResult = 'created' | 'exists' | 'run_ended';
-
 export type ResolveResult =
   | { status: 'resolved'; interaction: Interaction; wake: number | null }
   | { status: 'conflict'; interaction: Interaction }
@@ -18,51 +16,27 @@ export type ClaimResult =
   | { status: 'missing' };
 
 /** Sorts after every real deadline: approvals that wait forever come last in the queue. */
-const NO_DEADLINE_SCORE = 8_640_000_000_000_000;
+export const NO_DEADLINE_SCORE = 8_640_000_000_000_000;
+
+/** The interaction a parking run opens, as stored and as `interaction.opened` carries it. */
+export function interactionFor(request: InteractionRequest, now: Date): Interaction {
+  return {
+    id: request.interactionId,
+    tenant: request.tenant,
+    runId: request.runId,
+    owner: request.owner,
+    agent: request.agent,
+    waitReason: request.waitReason,
+    prompt: request.prompt,
+    ...(request.checkpoint ? { checkpoint: request.checkpoint } : {}),
+    status: 'open',
+    createdAt: now.toISOString(),
+    deadline: request.timeoutSecs > 0 ? new Date(Date.parse(request.requestedAt) + request.timeoutSecs * 1000).toISOString() : null,
+  };
+}
 
 export class InteractionRepository {
   constructor(private readonly ctx: StoreContext) {}
-
-  async open(request: InteractionRequest, now = new Date()): Promise<{ result: OpenResult; interaction: Interaction }> {
-    const { keys, args } = this.ctx.prologue(request.tenant, request.runId, request.owner, now);
-    const k = this.ctx.keys;
-    const interaction: Interaction = {
-      id: request.interactionId,
-      tenant: request.tenant,
-      runId: request.runId,
-      owner: request.owner,
-      agent: request.agent,
-      waitReason: request.waitReason,
-      prompt: request.prompt,
-      ...(request.checkpoint ? { checkpoint: request.checkpoint } : {}),
-      status: 'open',
-      createdAt: now.toISOString(),
-      deadline: request.timeoutSecs > 0 ? new Date(Date.parse(request.requestedAt) + request.timeoutSecs * 1000).toISOString() : null,
-    };
-    const opened: EventDraft = { type: 'interaction.opened', data: { interaction } };
-    const result = (await this.ctx.scripts.run(
-      'openInteraction',
-      [
-        ...keys,
-        k.interaction(request.tenant, request.interactionId),
-        k.openInteractions(request.tenant),
-        k.run(request.tenant, request.runId),
-        k.runInteractions(request.tenant, request.runId),
-        k.openApprovals(request.tenant),
-      ],
-      [
-        ...args,
-        JSON.stringify(interaction),
-        JSON.stringify(opened.data),
-        request.waitReason === 'approval' ? String(interaction.deadline ? Date.parse(interaction.deadline) : NO_DEADLINE_SCORE) : '',
-        request.prompt.kind,
-      ],
-    )) as OpenResult;
-    if (result === 'exists') {
-      return { result, interaction: (await this.get(request.tenant, request.interactionId)) ?? interaction };
-    }
-    return { result, interaction };
-  }
 
   async get(tenant: string, interactionId: string): Promise<Interaction | null> {
     const hash = await this.ctx.redis.hgetall(this.ctx.keys.interaction(tenant, interactionId));

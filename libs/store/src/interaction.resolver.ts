@@ -18,12 +18,9 @@ export class InteractionResolver {
     if (result.status !== 'resolved') {
       return result;
     }
-    const { tenant, runId, id } = input.interaction;
+    const { tenant, runId } = input.interaction;
     if (result.wake !== null) {
       await this.queues.enqueueRun({ tenant, runId, wake: result.wake });
-    }
-    if (input.outcome !== 'expired') {
-      await this.queues.cancelDeadline(tenant, id);
     }
     return result;
   }

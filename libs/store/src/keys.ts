@@ -109,6 +109,14 @@ export class RedisKeys {
   tenants(): string {
     return `${this.prefix}:tenants`;
   }
+  /** Open interactions that have a deadline: id scored by the deadline (epoch ms); named after seq() in emit.lua. */
+  deadlines(tenant: string): string {
+    return `${this.tenant(tenant)}:deadlines`;
+  }
+  /** Due time (epoch ms) of the earliest deadline timer job scheduled for the tenant; named after seq() in emit.lua. */
+  deadlineTimer(tenant: string): string {
+    return `${this.tenant(tenant)}:deadline-timer`;
+  }
   /** The tenant's gauges hash (parked, open:<kind>), kept by the scripts; named after seq() in emit.lua. */
   gauges(tenant: string): string {
     return `${this.tenant(tenant)}:gauges`;

@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { QUEUES, jobIds, type DeadlineJob, type InteractionRequest, type RunJob, type ScheduleJob } from '@parley/contracts';
+import { QUEUES, jobIds, type DeadlineJob, type RunJob, type ScheduleJob } from '@parley/contracts';
 
 const KEEP: JobsOptions = {
   removeOnComplete: { age: 3600, count: 1000 },
@@ -26,20 +26,18 @@ export interface RegisteredSchedule {
  */
 export class ParleyQueues {
   readonly runs: Queue<RunJob>;
-  readonly interactionRequests: Queue<InteractionRequest>;
   readonly deadlines: Queue<DeadlineJob>;
   readonly schedules: Queue<ScheduleJob>;
 
   constructor(connection: ConnectionOptions, readonly prefix: string) {
     this.runs = new Queue<RunJob>(QUEUES.runs, { connection, prefix });
-    this.interactionRequests = new Queue<InteractionRequest>(QUEUES.interactionRequests, { connection, prefix });
     this.deadlines = new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix });
     this.schedules = new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix });
   }
 
   /** Every queue above, for dashboards and gauges. */
   all(): Queue[] {
-    return [this.runs, this.interactionRequests, this.deadlines, this.schedules];
+    return [this.runs, this.deadlines, this.schedules];
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
@@ -51,32 +49,16 @@ export class ParleyQueues {
     });
   }
 
-  async publishInteractionRequest(request: InteractionRequest): Promise<void> {
-    await this.interactionRequests.add('open', request, {
-      ...KEEP,
-      jobId: jobIds.interactionRequest(request.tenant, request.interactionId),
-      attempts: 10,
-      backoff: { type: 'exponential', delay: 500 },
-    });
-  }
-
-  async scheduleDeadline(job: DeadlineJob, deadline: Date): Promise<void> {
-    await this.deadlines.add('expire', job, {
-      ...KEEP,
-      jobId: jobIds.deadline(job.tenant, job.interactionId),
-      delay: Math.max(0, deadline.getTime() - Date.now()),
-      attempts: 10,
-      backoff: { type: 'exponential', delay: 500 },
-    });
-  }
-
-  /** Best effort: a deadline that fires anyway meets a resolved interaction and does nothing. */
-  async cancelDeadline(tenant: string, interactionId: string): Promise<void> {
-    try {
-      await this.deadlines.remove(jobIds.deadline(tenant, interactionId));
-    } catch {
-      // The job is being processed right now; its resolve will lose the race and change nothing.
-    }
+  /**
+   * A tenant's deadline timer job, due at `dueMs`. Removed once done (complete or failed), so the
+   * same due time can be scheduled again by the sweeper if its deadlines are still filed.
+   */
+  async scheduleDeadlineTimer(tenant: string, dueMs: number): Promise<void> {
+    await this.deadlines.add(
+      'due',
+      { tenant },
+      { jobId: jobIds.deadlineTimer(tenant, dueMs), delay: Math.max(0, dueMs - Date.now()), removeOnComplete: true, removeOnFail: true, attempts: 10, backoff: { type: 'exponential', delay: 500 } },
+    );
   }
 
   /**
@@ -114,6 +96,6 @@ export class ParleyQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.interactionRequests.close(), this.deadlines.close(), this.schedules.close()]);
+    await Promise.all([this.runs.close(), this.deadlines.close(), this.schedules.close()]);
   }
 }

@@ -79,9 +79,6 @@ export class RunControl {
     if (result.status !== 'cancelled') {
       return;
     }
-    if (run.pendingInteractionId) {
-      await this.queues.cancelDeadline(run.tenant, run.pendingInteractionId);
-    }
     await this.wakeParent(run.tenant, result.parentWake);
     await this.stopChildren(run.tenant, run.id, by);
   }

@@ -1,4 +1,5 @@
-import type { Actor, EndReason, EventDraft, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
+import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
+import { NO_DEADLINE_SCORE, interactionFor } from './interaction.repository';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
@@ -11,9 +12,11 @@ export interface Lease {
   token: string;
 }
 
-export type AcquireResult = { status: 'acquired' } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string };
+/** `acquired` carries the run as it stands under the new lease; `idle` names a sub-agent's parent. */
+export type AcquireResult = { status: 'acquired'; run: Run } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
 export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
-export type ParkResult = 'parked' | 'continue' | 'lost' | 'cancelled';
+/** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
+export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
 /** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
 export interface ParentWake {
   runId: string;
@@ -163,19 +166,32 @@ export class RunRepository {
     return raw.map((line) => JSON.parse(line) as LogEntry);
   }
 
-  /** `worker` names the caller in the run's `worker` field, for operators and tests (no extra round trip). */
+  /**
+   * `owner` '' = the run's own (read by the script). `worker` names the caller in the run's `worker`
+   * field, for operators and tests (no extra round trip).
+   */
   async acquire(tenant: string, runId: string, owner: string, token: string, worker = ''): Promise<AcquireResult> {
     const { keys, args } = this.ctx.prologue(tenant, runId, owner);
     const k = this.ctx.keys;
-    const [status, detail] = (await this.ctx.scripts.run(
+    const [status, detail, parentRunId] = (await this.ctx.scripts.run(
       'acquireLease',
       [...keys, k.run(tenant, runId), k.runInbox(tenant, runId)],
       [...args, token, this.ctx.options.leaseMs, worker],
-    )) as [string, string?];
-    if (status === 'acquired') {
-      return { status };
+    )) as [string, string | string[], string?];
+    switch (status) {
+      case 'acquired': {
+        const pairs = detail as string[];
+        const hash: Record<string, string> = {};
+        for (let i = 0; i < pairs.length; i += 2) {
+          hash[pairs[i]] = pairs[i + 1];
+        }
+        return { status, run: toRun(hash) };
+      }
+      case 'busy':
+        return { status, retryInMs: Number(detail) };
+      default:
+        return { status: 'idle', runStatus: String(detail), ...(parentRunId ? { parentRunId } : {}) };
     }
-    return status === 'busy' ? { status, retryInMs: Number(detail) } : { status: 'idle', runStatus: detail ?? '' };
   }
 
   async renew(lease: Lease): Promise<boolean> {
@@ -207,14 +223,41 @@ export class RunRepository {
     return status === 'ok' ? { status, length: length ?? 0 } : { status: status as 'lost' | 'cancelled' };
   }
 
-  async park(lease: Lease, waitReason: WaitReason, interactionId: string): Promise<ParkResult> {
-    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
+  /**
+   * Parks the run on `pendingId` (an interaction, or a child run). `open`: the interaction to open in
+   * the same step; a repeat for an interaction that exists opens nothing.
+   */
+  async park(lease: Lease, waitReason: WaitReason, pendingId: string, open?: InteractionRequest): Promise<ParkResult> {
+    const now = new Date();
+    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner, now);
     const k = this.ctx.keys;
-    return (await this.ctx.scripts.run(
+    const runKey = k.run(lease.tenant, lease.runId);
+    const interaction = open ? interactionFor(open, now) : null;
+    const deadlineMs = interaction?.deadline ? Date.parse(interaction.deadline) : null;
+    const reply = (await this.ctx.scripts.run(
       'park',
-      [...keys, k.run(lease.tenant, lease.runId), k.runInbox(lease.tenant, lease.runId)],
-      [...args, lease.token, waitReason, interactionId],
-    )) as ParkResult;
+      [
+        ...keys,
+        runKey,
+        k.runInbox(lease.tenant, lease.runId),
+        interaction ? k.interaction(lease.tenant, interaction.id) : runKey,
+        k.openInteractions(lease.tenant),
+        k.runInteractions(lease.tenant, lease.runId),
+        k.openApprovals(lease.tenant),
+      ],
+      [
+        ...args,
+        lease.token,
+        waitReason,
+        pendingId,
+        interaction ? JSON.stringify(interaction) : '',
+        interaction ? JSON.stringify({ interaction }) : '',
+        interaction?.waitReason === 'approval' ? String(deadlineMs ?? NO_DEADLINE_SCORE) : '',
+        interaction?.prompt.kind ?? '',
+        deadlineMs === null ? '' : String(deadlineMs),
+      ],
+    )) as [ParkResult['status'], (string | number)?];
+    return reply[0] === 'parked' ? { status: 'parked', deadlineTimer: reply[1] === '' || reply[1] === undefined ? null : Number(reply[1]) } : { status: reply[0] };
   }
 
   /** Ends a run: fenced by `lease`, or unfenced (token '') for a run no worker can finish. A sub-agent's end wakes its parent. */

@@ -77,7 +77,7 @@ async function newRun(store: ParleyStore, tenant = TENANT): Promise<NewRun> {
 }
 
 async function acquire(store: ParleyStore, run: NewRun, token: string = randomUUID()): Promise<Lease> {
-  expect(await store.runs.acquire(run.tenant, run.runId, run.owner, token)).toEqual({ status: 'acquired' });
+  expect(await store.runs.acquire(run.tenant, run.runId, run.owner, token)).toMatchObject({ status: 'acquired', run: { id: run.runId, status: 'running' } });
   return { tenant: run.tenant, runId: run.runId, owner: run.owner, token };
 }
 
@@ -95,18 +95,19 @@ function request(run: NewRun, interactionId: string = randomUUID()): Interaction
   };
 }
 
-async function openInteraction(store: ParleyStore, run: NewRun): Promise<Interaction> {
-  const { result, interaction } = await store.interactions.open(request(run));
-  expect(result).toBe('created');
-  return interaction;
+/** Parks the run on a new interaction, opened in the same step; returns it as stored. */
+async function parkAsking(store: ParleyStore, lease: Lease, open: InteractionRequest): Promise<Interaction> {
+  expect(await store.runs.park(lease, open.waitReason, open.interactionId, open)).toMatchObject({ status: 'parked' });
+  const interaction = await store.interactions.get(open.tenant, open.interactionId);
+  expect(interaction).toMatchObject({ id: open.interactionId, status: 'open' });
+  return interaction!;
 }
 
 /** A run parked on an open question, as a worker leaves it. */
 async function waitingRun(store: ParleyStore): Promise<{ run: NewRun; lease: Lease; interaction: Interaction }> {
   const run = await newRun(store);
   const lease = await acquire(store, run);
-  const interaction = await openInteraction(store, run);
-  expect(await store.runs.park(lease, 'question', interaction.id)).toBe('parked');
+  const interaction = await parkAsking(store, lease, request(run));
   return { run, lease, interaction };
 }
 
@@ -175,6 +176,16 @@ describe('create and acquire', () => {
     expect((await events(store)).map((e) => e.type)).toEqual(['run.created', 'run.status', 'run.status']);
   });
 
+  it("hands back the run as it stands under the new lease; with no owner given, the run's own owner is on the event", async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const acquired = await store.runs.acquire(TENANT, run.runId, '', 'token-a', 'worker-7');
+    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId) });
+    expect(acquired).toMatchObject({ run: { owner: 'alice', status: 'running', agent: 'demo', task: 'Plan a team offsite' } });
+    expect((await events(store)).at(-1)).toMatchObject({ type: 'run.status', owner: 'alice', data: { status: 'running' } });
+    expect((await runHash(store, run)).worker).toBe('worker-7');
+  });
+
   it('a new token takes over once the lease has run out', async () => {
     const store = makeStore({ leaseMs: 200 });
     const run = await newRun(store);
@@ -214,7 +225,7 @@ describe('fencing', () => {
     const entry: LogEntry = { type: 'assistant', text: 'stale thoughts', toolCalls: [], at: new Date().toISOString() };
 
     expect(await store.runs.append(stale, entry, [{ type: 'message', data: { text: 'stale thoughts' } }])).toEqual({ status: 'lost' });
-    expect(await store.runs.park(stale, 'question', randomUUID())).toBe('lost');
+    expect(await store.runs.park(stale, 'question', randomUUID())).toEqual({ status: 'lost' });
     expect(await store.runs.end(stale, { status: 'finished', reason: 'finish' })).toEqual({ status: 'lost' });
     expect(await store.runs.renew(stale)).toBe(false);
     const workspace = new RedisWorkspace(store.ctx, stale, 1024);
@@ -235,29 +246,25 @@ describe('fencing', () => {
 });
 
 describe('lost wake-up', () => {
-  it('an answer that arrives before the worker parks returns no wake, and park then says continue', async () => {
+  it('a wake that arrives before the worker parks makes park say continue and open nothing; the next park parks', async () => {
     const store = makeStore();
     const run = await newRun(store);
     const lease = await acquire(store, run);
-    const interaction = await openInteraction(store, run);
+    // What a sub-agent's end does to a running parent (see 'sub-agents'): a wake in the inbox.
+    await admin.rpush(store.ctx.keys.runInbox(TENANT, run.runId), 'child');
+    const seq = await store.events.lastSeq(TENANT);
 
-    const resolved = await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
-    expect(resolved).toMatchObject({ status: 'resolved', wake: null, interaction: { status: 'answered', answer: RETREAT, resolvedBy: ALICE } });
-    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('running');
-
-    expect(await store.runs.park(lease, 'question', interaction.id)).toBe('continue');
+    const asked = request(run);
+    expect(await store.runs.park(lease, 'question', asked.interactionId, asked)).toEqual({ status: 'continue' });
     const after = await store.runs.get(TENANT, run.runId);
     expect(after).toMatchObject({ status: 'running' });
     expect(after?.pendingInteractionId).toBeUndefined();
-    expect((await events(store)).filter((e) => e.type === 'run.status').map((e) => e.data)).toEqual([{ status: 'queued' }, { status: 'running' }]);
-    // The answer is in the log, where the worker reads it next.
-    expect(answers(await store.runs.readLog(TENANT, run.runId))).toEqual([
-      { type: 'answer', interactionId: interaction.id, outcome: 'answered', answer: RETREAT, by: ALICE, at: expect.any(String) },
-    ]);
+    expect(await store.interactions.get(TENANT, asked.interactionId)).toBeNull();
+    expect(await admin.zcard(store.ctx.keys.deadlines(TENANT))).toBe(0);
+    expect(await store.events.lastSeq(TENANT)).toBe(seq);
 
-    // The wake was consumed: the next park (on a new question) parks.
-    const next = await openInteraction(store, run);
-    expect(await store.runs.park(lease, 'question', next.id)).toBe('parked');
+    // The wake was consumed: the same question parks on the next pass, and opens its interaction then.
+    expect(await parkAsking(store, lease, asked)).toMatchObject({ id: asked.interactionId, waitReason: 'question' });
   });
 
   it('an answer to a waiting run returns the bumped wake counter and queues the run', async () => {
@@ -279,9 +286,62 @@ describe('lost wake-up', () => {
 
     // Another cycle bumps the counter again, so each resume job has its own id.
     const lease = await acquire(store, run);
-    const second = await openInteraction(store, run);
-    expect(await store.runs.park(lease, 'question', second.id)).toBe('parked');
+    const second = await parkAsking(store, lease, request(run));
     expect(await store.interactions.resolve({ interaction: second, outcome: 'expired', by: { kind: 'deadline' } })).toMatchObject({ status: 'resolved', wake: 2 });
+  });
+});
+
+describe('park opens the interaction and files its deadline', () => {
+  it('files one deadline per interaction; a timer is asked for only when it is the earliest; resolving or stopping drops it', async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const deadlines = async () => admin.zrange(k.deadlines(TENANT), '0', '-1', 'WITHSCORES');
+    const at = (ms: number) => new Date(ms - 3600 * 1000).toISOString(); // requestedAt for a deadline at `ms`
+    const base = Date.now() + 3600 * 1000;
+
+    const first = await newRun(store);
+    const firstLease = await acquire(store, first);
+    const firstAsk = { ...request(first), requestedAt: at(base) };
+    expect(await store.runs.park(firstLease, 'question', firstAsk.interactionId, firstAsk)).toEqual({ status: 'parked', deadlineTimer: base });
+    expect(await admin.get(k.deadlineTimer(TENANT))).toBe(String(base));
+
+    // Later than the timer: no new timer job (the earlier one re-arms itself for it).
+    const later = await newRun(store);
+    const laterAsk = { ...request(later), requestedAt: at(base + 5000) };
+    expect(await store.runs.park(await acquire(store, later), 'question', laterAsk.interactionId, laterAsk)).toEqual({ status: 'parked', deadlineTimer: null });
+    // Earlier than the timer: a timer job for it.
+    const sooner = await newRun(store);
+    const soonerAsk = { ...request(sooner), requestedAt: at(base - 5000) };
+    expect(await store.runs.park(await acquire(store, sooner), 'question', soonerAsk.interactionId, soonerAsk)).toEqual({ status: 'parked', deadlineTimer: base - 5000 });
+    // No deadline at all: nothing filed.
+    const forever = await newRun(store);
+    const foreverAsk = { ...request(forever), timeoutSecs: 0 };
+    expect(await store.runs.park(await acquire(store, forever), 'question', foreverAsk.interactionId, foreverAsk)).toEqual({ status: 'parked', deadlineTimer: null });
+    expect(await deadlines()).toEqual([soonerAsk.interactionId, String(base - 5000), firstAsk.interactionId, String(base), laterAsk.interactionId, String(base + 5000)]);
+    expect(await store.deadlines.due(TENANT, base, 10)).toEqual([soonerAsk.interactionId, firstAsk.interactionId]);
+    expect(await store.deadlines.earliest(TENANT)).toBe(base - 5000);
+
+    // A takeover parks again on the same question: nothing is opened, filed or counted twice.
+    const seq = await store.events.lastSeq(TENANT);
+    const gauges = await admin.hgetall(k.gauges(TENANT));
+    const takeover = await store.ctx.redis.hset(k.run(TENANT, first.runId), 'status', 'queued').then(() => acquire(store, first));
+    expect(await store.runs.park(takeover, 'question', firstAsk.interactionId, { ...firstAsk, requestedAt: at(base - 99_000) })).toEqual({ status: 'parked', deadlineTimer: null });
+    expect((await events(store, TENANT, seq)).map((e) => e.type)).toEqual(['run.status', 'run.status']); // running, waiting
+    expect(await admin.hget(k.gauges(TENANT), 'open:multiple_choice')).toBe(gauges['open:multiple_choice']);
+    expect(await store.deadlines.earliest(TENANT)).toBe(base - 5000);
+
+    // An answer drops its deadline in the same step; so does a stop.
+    const answered = (await store.interactions.get(TENANT, soonerAsk.interactionId))!;
+    expect(await store.interactions.resolve({ interaction: answered, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved' });
+    expect(await store.runs.cancel(later, BOB, { id: laterAsk.interactionId, waitReason: 'question' })).toMatchObject({ status: 'cancelled' });
+    expect(await deadlines()).toEqual([firstAsk.interactionId, String(base)]);
+
+    // Re-arming points the timer at the earliest deadline left, or clears it.
+    expect(await store.deadlines.rearm(TENANT)).toBe(base);
+    expect(await admin.get(k.deadlineTimer(TENANT))).toBe(String(base));
+    await store.deadlines.drop(TENANT, firstAsk.interactionId);
+    expect(await store.deadlines.rearm(TENANT)).toBeNull();
+    expect(await admin.exists(k.deadlineTimer(TENANT))).toBe(0);
   });
 });
 
@@ -376,9 +436,8 @@ describe('events', () => {
     const said: LogEntry = { type: 'assistant', text: 'Hello', toolCalls: [], at: new Date().toISOString() };
     expect(await store.runs.append(lease, said, [{ type: 'message', data: { text: 'Hello' } }])).toEqual({ status: 'ok', length: 2 });
     expect(await store.runs.append({ ...lease, token: 'token-b' }, said, [{ type: 'message', data: { text: 'lost' } }])).toEqual({ status: 'lost' }); // no event
-    const interaction = await openInteraction(store, run);
-    expect((await store.interactions.open(request(run, interaction.id))).result).toBe('exists'); // no event
-    expect(await store.runs.park(lease, 'question', interaction.id)).toBe('parked');
+    const asked = request(run);
+    const interaction = await parkAsking(store, lease, asked);
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: BOB }); // conflict: no event
     const again = await acquire(store, run);
@@ -390,7 +449,7 @@ describe('events', () => {
       [2, 'run.status', 'queued'],
       [3, 'run.status', 'running'],
       [4, 'message', ''],
-      [5, 'interaction.opened', ''],
+      [5, 'interaction.opened', ''], // in the step that parks
       [6, 'run.status', 'waiting'],
       [7, 'interaction.resolved', ''],
       [8, 'run.status', 'queued'],
@@ -559,7 +618,7 @@ describe('cancel', () => {
 
     const entry: LogEntry = { type: 'assistant', text: 'more', toolCalls: [], at: new Date().toISOString() };
     expect(await store.runs.append(lease, entry)).toEqual({ status: 'cancelled' });
-    expect(await store.runs.park(lease, 'question', randomUUID())).toBe('cancelled');
+    expect(await store.runs.park(lease, 'question', randomUUID())).toEqual({ status: 'cancelled' });
     expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(1);
 
     // Ending instead (the loop reached an end after its last append) gives way to the stop.
@@ -576,9 +635,10 @@ describe('end-run', () => {
   it('sets the retention period on every key of the run, and only on those', async () => {
     const store = makeStore();
     const run = await newRun(store);
+    const interaction = await parkAsking(store, await acquire(store, run), request(run));
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     const lease = await acquire(store, run);
-    const interaction = await openInteraction(store, run);
-    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }); // leaves a wake in the inbox
+    await admin.rpush(store.ctx.keys.runInbox(TENANT, run.runId), 'child'); // a wake the worker has not read yet
     expect(await new RedisWorkspace(store.ctx, lease, 1024).write('fx-1', 'plan.md', '# Plan')).toMatchObject({ status: 'applied' });
 
     expect(await store.runs.end(lease, { status: 'finished', reason: 'finish', summary: 'done' })).toEqual({ status: 'ended', parentWake: null });
@@ -627,9 +687,7 @@ const ADA: Actor = { kind: 'user', subject: 'ada', role: 'admin' };
 async function approvalRun(store: ParleyStore, deadlineInSecs = 3600): Promise<{ run: NewRun; lease: Lease; interaction: Interaction }> {
   const run = await newRun(store);
   const lease = await acquire(store, run);
-  const { result, interaction } = await store.interactions.open({ ...request(run), waitReason: 'approval', prompt: APPROVAL, timeoutSecs: deadlineInSecs });
-  expect(result).toBe('created');
-  expect(await store.runs.park(lease, 'approval', interaction.id)).toBe('parked');
+  const interaction = await parkAsking(store, lease, { ...request(run), waitReason: 'approval', prompt: APPROVAL, timeoutSecs: deadlineInSecs });
   return { run, lease, interaction };
 }
 
@@ -665,9 +723,8 @@ describe('approvals', () => {
     const stopped = await approvalRun(store);
     await store.interactions.resolve({ interaction: stopped.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE });
     const again = await acquire(store, stopped.run);
-    const second = await store.interactions.open({ ...request(stopped.run), waitReason: 'approval', prompt: APPROVAL });
-    expect(await store.runs.park(again, 'approval', second.interaction.id)).toBe('parked');
-    expect(await store.runs.cancel(stopped.run, BOB, { id: second.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled', parentWake: null });
+    const second = await parkAsking(store, again, { ...request(stopped.run), waitReason: 'approval', prompt: APPROVAL });
+    expect(await store.runs.cancel(stopped.run, BOB, { id: second.id, waitReason: 'approval' })).toEqual({ status: 'cancelled', parentWake: null });
     expect(await admin.exists(store.ctx.keys.runGrants(TENANT, stopped.run.runId))).toBe(0);
 
     // An approval still open when its run failed (an unfenced end of a run nobody advances: queued,
@@ -685,8 +742,7 @@ describe('approvals', () => {
     const run = await newRun(store);
     const lease = await acquire(store, run);
     expect(await store.runs.end({ ...lease, token: '' }, ending, false)).toEqual({ status: 'lost' });
-    const { interaction } = await store.interactions.open({ ...request(run), waitReason: 'approval', prompt: APPROVAL });
-    expect(await store.runs.park(lease, 'approval', interaction.id)).toBe('parked');
+    await parkAsking(store, lease, { ...request(run), waitReason: 'approval', prompt: APPROVAL });
     expect(await store.runs.end({ ...lease, token: '' }, ending, false)).toEqual({ status: 'lost' });
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('waiting');
   });
@@ -755,7 +811,7 @@ describe('sub-agents', () => {
     expect(await store.runs.create({ ...child, parentLeaseToken: lease.token })).toEqual({ created: true, wake: 0 });
     expect(await store.runs.children(TENANT, parent.runId)).toEqual([child.runId]);
     expect(await store.runs.get(TENANT, child.runId)).toMatchObject({ unattended: true, parentRunId: parent.runId, trigger: 'delegate' });
-    expect(await store.runs.park(lease, 'child', child.runId)).toBe('parked');
+    expect(await store.runs.park(lease, 'child', child.runId)).toEqual({ status: 'parked', deadlineTimer: null });
 
     const childLease = await acquire(store, child);
     const ended = await store.runs.end(childLease, { status: 'finished', reason: 'needs_input', summary: 'the budget' }, true, parent.runId);

@@ -1,4 +1,5 @@
 import type { RedisClient } from '@parley/platform';
+import { DeadlineRepository } from './deadline.repository';
 import { EventRepository } from './event.repository';
 import { InteractionRepository } from './interaction.repository';
 import { LimitsRepository } from './limits/limits.repository';
@@ -11,6 +12,7 @@ export class ParleyStore {
   readonly runs: RunRepository;
   readonly interactions: InteractionRepository;
   readonly events: EventRepository;
+  readonly deadlines: DeadlineRepository;
   readonly limits: LimitsRepository;
 
   constructor(redis: RedisClient, options: StoreOptions) {
@@ -18,6 +20,7 @@ export class ParleyStore {
     this.runs = new RunRepository(this.ctx);
     this.interactions = new InteractionRepository(this.ctx);
     this.events = new EventRepository(this.ctx);
+    this.deadlines = new DeadlineRepository(this.ctx);
     this.limits = new LimitsRepository(this.ctx);
   }
 }

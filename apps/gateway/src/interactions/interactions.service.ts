@@ -69,8 +69,7 @@ export class InteractionsService {
     if (interaction.claim && interaction.claim.subject !== user.sub) {
       throw claimedBy(interaction.claim);
     }
-    const run = await this.store.runs.agentOf(interaction.tenant, interaction.runId);
-    const allowedHosts = (run ? await this.agents.definitionOf(run) : undefined)?.http.allowed_hosts ?? [];
+    const allowedHosts = interaction.prompt.kind === 'tool_approval' ? await this.allowedHostsOf(interaction) : [];
     const answer = validateAnswer(interaction.prompt, body, (prompt, b, issues) => answerApproval(prompt, b, issues, { allowedHosts }));
     const by: Actor = { kind: 'user', subject: user.sub, role: user.role };
     const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by });
@@ -85,6 +84,12 @@ export class InteractionsService {
       case 'missing':
         throw new NotFoundError('interaction', interactionId);
     }
+  }
+
+  /** The hosts an approver may allow for the run's agent (only approvals of http_request use them). */
+  private async allowedHostsOf(interaction: Interaction): Promise<string[]> {
+    const run = await this.store.runs.agentOf(interaction.tenant, interaction.runId);
+    return (run ? await this.agents.definitionOf(run) : undefined)?.http.allowed_hosts ?? [];
   }
 
   /** An admin takes an open approval for the configured time (or gives it up) so colleagues see who is on it. */

@@ -87,10 +87,10 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       const runIds = indexed.filter((_, i) => i % 2 === 0);
       const admittedAt = indexed.filter((_, i) => i % 2 === 1).map(Number);
       const pipeline = redis.pipeline();
-      runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt', 'pendingInteractionId'));
+      runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
       const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
       const ended: string[] = [];
-      for (const [i, [status, wake, leaseUntil, updatedAt, pending]] of rows.entries()) {
+      for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
         const runId = runIds[i];
         counts.runsChecked += 1;
         // No hash: expired after retention, or admitted a moment ago and not yet created (kept a while).
@@ -107,9 +107,10 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
           if (await this.revive(tenant, runId, Number(wake ?? 0))) {
             counts.revived += 1;
           }
-        } else if (status === 'waiting' && pending && (await this.rescheduleDeadline(tenant, pending, now))) {
-          counts.deadlines += 1;
         }
+      }
+      if (await this.rearmLostTimer(tenant, now)) {
+        counts.deadlines += 1;
       }
       if (ended.length > 0) {
         // Keeps the index to the runs that may still need a repair (with no concurrent-run limit, admit-run never prunes it).
@@ -139,21 +140,20 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     return true;
   }
 
-  /** An open interaction past its deadline whose deadline job is gone gets one again (due at once). */
-  private async rescheduleDeadline(tenant: string, interactionId: string, now: number): Promise<boolean> {
-    const [status, data] = await this.store.ctx.redis.hmget(this.store.ctx.keys.interaction(tenant, interactionId), 'status', 'data');
-    if (status !== 'open' || !data) {
+  /**
+   * A tenant whose earliest deadline is well past gets a timer job for it again, unless one will
+   * still run: a process that died between filing a deadline and scheduling its timer left none.
+   */
+  private async rearmLostTimer(tenant: string, now: number): Promise<boolean> {
+    const earliest = await this.store.deadlines.earliest(tenant);
+    if (earliest === null || earliest > now - this.graceMs) {
       return false;
     }
-    const deadline = (JSON.parse(data) as { deadline: string | null }).deadline;
-    if (!deadline || Date.parse(deadline) > now - this.graceMs) {
+    if (!(await this.dead(this.queues.deadlines, jobIds.deadlineTimer(tenant, earliest)))) {
       return false;
     }
-    if (!(await this.dead(this.queues.deadlines, jobIds.deadline(tenant, interactionId)))) {
-      return false;
-    }
-    await this.queues.scheduleDeadline({ tenant, interactionId }, new Date(deadline));
-    this.logger.warn({ msg: 'sweeper rescheduled a lost deadline', tenant, interactionId, deadline });
+    await this.queues.scheduleDeadlineTimer(tenant, earliest);
+    this.logger.warn({ msg: 'sweeper rescheduled a lost deadline timer', tenant, due: new Date(earliest).toISOString() });
     return true;
   }
 

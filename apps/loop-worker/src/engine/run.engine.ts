@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type LogEntry, type Run, type RunJob, type Stage, type ToolCall, type WaitReason } from '@parley/contracts';
+import type { RunAgents } from '@parley/agents';
+import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type LogEntry, type Run, type RunJob, type RunStatus, type Stage, type ToolCall, type WaitReason } from '@parley/contracts';
 import { isModelError } from '@parley/models';
 import { metrics } from '@parley/platform';
 import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
@@ -19,9 +20,11 @@ import { TurnDispatcher } from './turn.dispatcher';
 export class RunEngine {
   private readonly dispatcher: TurnDispatcher;
 
+  /** `agentsForRun`: the agents a run of a tenant agent sees (its version, its powers as enabled now). */
   constructor(
     private readonly resources: EngineResources,
     private readonly leaseMs: number,
+    private readonly agentsForRun?: (run: Run) => Promise<RunAgents>,
   ) {
     this.dispatcher = new TurnDispatcher(resources);
   }
@@ -44,20 +47,31 @@ export class RunEngine {
 
   /** `shutdown` aborts the model call in flight and hands the run back between two steps. */
   private async step(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
-    const { store, agents, logger } = this.resources;
-    const run = await store.runs.get(job.tenant, job.runId);
-    if (!run) {
-      return { status: 'idle', runStatus: 'missing' };
-    }
-    const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token: randomUUID() };
-    const acquired = await store.runs.acquire(lease.tenant, lease.runId, lease.owner, lease.token, this.resources.workerId);
-    if (acquired.status !== 'acquired') {
-      // A sub-agent that ended (this job is a retry) may have died before its parent's enqueue.
-      if (acquired.status === 'idle' && run.parentRunId && TERMINAL_STATUSES.includes(run.status)) {
-        await this.resources.control.ensureQueued(lease.tenant, run.parentRunId);
-      }
+    // The lease is the first round trip: the script hands back the run as it stands under it.
+    const token = randomUUID();
+    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, this.resources.workerId);
+    if (acquired.status === 'busy') {
       return acquired;
     }
+    if (acquired.status === 'idle') {
+      // A sub-agent that ended (this job is a retry) may have died before its parent's enqueue.
+      if (acquired.parentRunId && TERMINAL_STATUSES.includes(acquired.runStatus as RunStatus)) {
+        await this.resources.control.ensureQueued(job.tenant, acquired.parentRunId);
+      }
+      return { status: 'idle', runStatus: acquired.runStatus };
+    }
+    const { run } = acquired;
+    const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
+    if (run.agentDigest && this.agentsForRun) {
+      const agents = await this.agentsForRun(run);
+      return new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, shutdown);
+    }
+    return this.hold(lease, run, shutdown);
+  }
+
+  /** Advances a run this worker holds the lease of, with its heartbeat, until it parks, ends or is lost. */
+  private async hold(lease: Lease, run: Run, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+    const { store, agents, logger } = this.resources;
     const agent = agents.find(run.agent);
     if (!agent) {
       return this.end(lease, run, { status: 'failed', reason: 'internal_error', error: `agent ${run.agent} is no longer configured` });
@@ -205,9 +219,12 @@ export class RunEngine {
         return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
       }
       case 'park': {
-        const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId);
-        switch (parked) {
+        const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId, settled.open);
+        switch (parked.status) {
           case 'parked':
+            if (parked.deadlineTimer !== null) {
+              await this.resources.queues.scheduleDeadlineTimer(lease.tenant, parked.deadlineTimer);
+            }
             return { status: 'parked', interactionId: settled.interactionId };
           case 'continue':
             return null;

@@ -9,11 +9,11 @@ import type { RunView, SettleResult } from './run.view';
 /** What the stage exit borrows from the dispatcher that owns the turn. */
 export interface ExitHooks {
   record(lease: Lease, call: ToolCall, result: ToolResult): Promise<AppendResult>;
-  publishAndPark(
+  askAndPark(
     lease: Lease,
     agent: AgentDefinition,
     asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
-  ): Promise<SettleResult>;
+  ): SettleResult;
   interrupted(appended: Exclude<AppendResult, { status: 'ok' }>): SettleResult;
 }
 
@@ -61,7 +61,7 @@ export class StageExit {
         if (appended.status !== 'ok') {
           return this.hooks.interrupted(appended);
         }
-        return this.hooks.publishAndPark(lease, view.agent, { interactionId: entry.interactionId, waitReason: 'checkpoint', prompt: step.prompt, at: entry.at, checkpoint: step.ref });
+        return this.hooks.askAndPark(lease, view.agent, { interactionId: entry.interactionId, waitReason: 'checkpoint', prompt: step.prompt, at: entry.at, checkpoint: step.ref });
       }
       case 'settle':
         return this.append(
@@ -74,7 +74,7 @@ export class StageExit {
         if (!asked) {
           return this.result(lease, call, errorResult('the checkpoint this stage waits on is missing from the log'));
         }
-        return this.hooks.publishAndPark(lease, view.agent, { interactionId: asked.interactionId, waitReason: 'checkpoint', prompt: asked.prompt, at: asked.at, checkpoint: asked.ref });
+        return this.hooks.askAndPark(lease, view.agent, { interactionId: asked.interactionId, waitReason: 'checkpoint', prompt: asked.prompt, at: asked.at, checkpoint: asked.ref });
       }
       case 'adopt':
         return this.append(lease, { type: 'document', region, text: step.text, source: 'person', origin: step.interactionId, at: now() }, [

@@ -55,7 +55,7 @@ export class TurnDispatcher {
   constructor(private readonly resources: EngineResources) {
     this.stageExit = new StageExit(resources, {
       record: (lease, call, result) => this.record(lease, call, result),
-      publishAndPark: (lease, agent, request) => this.publish(lease, agent, request),
+      askAndPark: (lease, agent, asked) => this.askAndPark(lease, agent, asked),
       interrupted: (appended) => this.interrupted(appended),
     });
   }
@@ -108,7 +108,7 @@ export class TurnDispatcher {
       return this.delegate(lease, view, open);
     }
     if (open.question) {
-      return open.answer ? this.runApproved(lease, agent, call, open.answer) : this.publishAndPark(lease, agent, open.question, 'approval');
+      return open.answer ? this.runApproved(lease, agent, call, open.answer) : this.parkOn(lease, agent, open.question, 'approval');
     }
     const checked = checkToolInput(call.name, call.input);
     if (!checked.ok) {
@@ -230,7 +230,7 @@ export class TurnDispatcher {
   private async askApproval(lease: Lease, agent: AgentDefinition, call: ToolCall, prompt: Prompt): Promise<SettleResult> {
     const question = this.question(call, prompt);
     const appended = await this.resources.store.runs.append(lease, question);
-    return appended.status === 'ok' ? this.publishAndPark(lease, agent, question, 'approval') : this.interrupted(appended);
+    return appended.status === 'ok' ? this.parkOn(lease, agent, question, 'approval') : this.interrupted(appended);
   }
 
   private async ask(lease: Lease, agent: AgentDefinition, conversation: Conversation, open: OpenCall): Promise<SettleResult> {
@@ -251,27 +251,28 @@ export class TurnDispatcher {
         return this.interrupted(appended);
       }
     }
-    return this.publishAndPark(lease, agent, question, 'question');
+    return this.parkOn(lease, agent, question, 'question');
   }
 
   private question(call: ToolCall, prompt: Prompt): Question {
     return { type: 'question', toolUseId: call.toolUseId, effectId: call.effectId, interactionId: randomUUID(), prompt, at: new Date().toISOString() };
   }
 
-  /**
-   * Published on every pass: a worker that died between the log append and the publish left the
-   * question unpublished, and the job id makes a repeat a no-op.
-   */
-  private publishAndPark(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason): Promise<SettleResult> {
-    return this.publish(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at });
+  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason): SettleResult {
+    return this.askAndPark(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at });
   }
 
-  private async publish(
+  /**
+   * Parks on a question recorded in the log, opening its interaction in the same step. Every pass
+   * over an unanswered question parks this way: a worker that died between the log append and the
+   * park left the interaction unopened, and a repeat for an opened one opens nothing.
+   */
+  private askAndPark(
     lease: Lease,
     agent: AgentDefinition,
     asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
-  ): Promise<SettleResult> {
-    const request: InteractionRequest = {
+  ): SettleResult {
+    const open: InteractionRequest = {
       tenant: lease.tenant,
       runId: lease.runId,
       interactionId: asked.interactionId,
@@ -283,8 +284,7 @@ export class TurnDispatcher {
       timeoutSecs: agent.limits.interaction_timeout_secs,
       requestedAt: asked.at,
     };
-    await this.resources.queues.publishInteractionRequest(request);
-    return { status: 'park', interactionId: asked.interactionId, waitReason: asked.waitReason };
+    return { status: 'park', interactionId: asked.interactionId, waitReason: asked.waitReason, open };
   }
 
   private async execute(lease: Lease, agent: AgentDefinition, call: ToolCall, input: Record<string, unknown>): Promise<ToolResult> {

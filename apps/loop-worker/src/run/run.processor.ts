@@ -16,8 +16,6 @@ import { RunEngine } from '../engine/run.engine';
 export class RunProcessor extends QueueProcessor<RunJob> {
   private readonly engine: RunEngine;
   private readonly resources: EngineResources;
-  private readonly tenantAgents: TenantAgents;
-  private readonly leaseMs: number;
   private readonly shutdownGraceMs: number;
   /** Aborted when a shutdown's grace period is over: steps still running hand their runs back. */
   private readonly shutdown = new AbortController();
@@ -50,19 +48,10 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       workerId: config.workerId,
       limits: { workspaceMaxFileBytes: config.workspaceMaxFileBytes, workspaceMaxBytes: config.workspaceMaxBytes },
     };
-    this.leaseMs = config.leaseMs;
     this.shutdownGraceMs = config.shutdownGraceMs;
-    this.engine = new RunEngine(this.resources, config.leaseMs);
-    this.tenantAgents = new TenantAgents(agents, new AgentRepository(store.ctx));
-  }
-
-  /** A run of a tenant agent gets an engine that sees its version, its powers as enabled right now. */
-  private async engineFor(job: RunJob): Promise<RunEngine> {
-    const run = await this.store.runs.agentOf(job.tenant, job.runId);
-    if (!run?.agentDigest) {
-      return this.engine;
-    }
-    return new RunEngine({ ...this.resources, agents: await this.tenantAgents.forRun(run) }, this.leaseMs);
+    const tenantAgents = new TenantAgents(agents, new AgentRepository(store.ctx));
+    // A run of a tenant agent sees its version, its powers as enabled right now.
+    this.engine = new RunEngine(this.resources, config.leaseMs, (run) => tenantAgents.forRun(run));
   }
 
   protected override watch(worker: Worker<RunJob>): void {
@@ -73,7 +62,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
 
   async process(job: Job<RunJob>, token?: string): Promise<AdvanceOutcome> {
     const payload = parseOrThrow(RunJobSchema, job.data, 'run job');
-    const outcome = await (await this.engineFor(payload)).advance(payload, this.shutdown.signal);
+    const outcome = await this.engine.advance(payload, this.shutdown.signal);
     if (outcome.status === 'released') {
       // Back to the queue now, for a worker that is not shutting down.
       await job.moveToDelayed(Date.now(), token);

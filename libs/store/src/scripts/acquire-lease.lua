@@ -1,12 +1,15 @@
 -- acquire-lease: take the right to advance a run (one advancer per run).
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox
--- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] lease length (ms)
+-- ARGV[1..7] emit prologue (ARGV[3] owner: '' = read it from the run)  ARGV[8] lease token  ARGV[9] lease length (ms)
 -- ARGV[10] the acquiring worker's id, kept in the run's `worker` field ('' = leave it)
--- Result: {'acquired'} | {'busy', ms until the current lease ends} | {'idle', status}
+-- Result: {'acquired', run hash as field/value pairs} | {'busy', ms until the current lease ends}
+--   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
-local status = redis.call('HGET', KEYS[4], 'status')
+-- The run comes back with the lease so that the worker's first round trip is this one.
+local run = redis.call('HMGET', KEYS[4], 'status', 'owner', 'parentRunId')
+local status = run[1]
 if not status then
-  return {'idle', 'missing'}
+  return {'idle', 'missing', ''}
 end
 if status == 'running' then
   local untilMs = tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0')
@@ -14,7 +17,10 @@ if status == 'running' then
     return {'busy', tostring(untilMs - NOW_MS)}
   end
 elseif status ~= 'queued' then
-  return {'idle', status}
+  return {'idle', status, run[3] or ''}
+end
+if OWNER == '' then
+  OWNER = run[2]
 end
 redis.call('HSET', KEYS[4], 'status', 'running', 'lease', ARGV[8], 'leaseUntil', NOW_MS + tonumber(ARGV[9]), 'updatedAt', AT)
 if ARGV[10] and ARGV[10] ~= '' then
@@ -25,4 +31,4 @@ redis.call('DEL', KEYS[5])
 if status ~= 'running' then
   emitStatus('running', nil)
 end
-return {'acquired'}
+return {'acquired', redis.call('HGETALL', KEYS[4])}

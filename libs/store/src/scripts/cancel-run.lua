@@ -31,6 +31,7 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT, 'resolvedBy', ARGV[8])
   redis.call('ZREM', KEYS[7], KEYS[6])
   redis.call('ZREM', KEYS[9], KEYS[6])
+  redis.call('ZREM', DEADLINES, ARGV[9])
   countClosed(KEYS[6])
   redis.call('RPUSH', KEYS[8], ARGV[10])
   emit('interaction.resolved', ARGV[11])

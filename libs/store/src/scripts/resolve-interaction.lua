@@ -27,6 +27,7 @@ if ARGV[9] ~= '' then
 end
 redis.call('ZREM', KEYS[5], KEYS[4])
 redis.call('ZREM', KEYS[9], KEYS[4])
+redis.call('ZREM', DEADLINES, string.match(KEYS[4], '[^:]+$'))
 countClosed(KEYS[4])
 redis.call('EXPIRE', KEYS[4], ARGV[13])
 local runStatus = redis.call('HGET', KEYS[6], 'status')
