@@ -40,13 +40,13 @@ describeMultiProcess('cluster: 2 gateways, 3 loop-workers, 2 interaction-service
       const runId = runIds[statuses.indexOf('finished')];
       expect(runId).toBeDefined();
 
-      const interactionKeys = await h.redis.zrange(k.runInteractions(h.tenant, runId), '0', '-1');
+      const log = (await h.redis.lrange(k.runLog(h.tenant, runId), 0, -1)).map((line) => JSON.parse(line) as { type: string; interactionId?: string });
+      const interactionKeys = log.flatMap((entry) => (entry.type === 'question' ? [k.interaction(h.tenant, entry.interactionId!)] : []));
       expect(interactionKeys.length).toBeGreaterThan(0);
       const keys = [
         k.run(h.tenant, runId),
         k.runLog(h.tenant, runId),
         k.runEventSeqs(h.tenant, runId),
-        k.runInteractions(h.tenant, runId),
         ...interactionKeys,
         k.seq(h.tenant),
         k.tenantEvents(h.tenant),

@@ -146,9 +146,19 @@ export class InteractionRepository {
     return this.load(tenant, keys);
   }
 
+  /** In the order they were asked: the run's log names each one (a question entry), so no index is kept. */
   async listForRun(tenant: string, runId: string, limit: number): Promise<Interaction[]> {
-    const keys = await this.ctx.redis.zrange(this.ctx.keys.runInteractions(tenant, runId), '0', String(limit - 1));
-    return this.load(tenant, keys);
+    const ids: string[] = [];
+    for (const line of await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), 0, -1)) {
+      const entry = JSON.parse(line) as LogEntry;
+      if (entry.type === 'question' && ids.length < limit) {
+        ids.push(entry.interactionId);
+      }
+    }
+    return this.load(
+      tenant,
+      ids.map((id) => this.ctx.keys.interaction(tenant, id)),
+    );
   }
 
   private async load(tenant: string, keys: string[]): Promise<Interaction[]> {

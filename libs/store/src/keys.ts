@@ -67,9 +67,6 @@ export class RedisKeys {
   runEventSeqs(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:seqs`;
   }
-  runInteractions(tenant: string, runId: string): string {
-    return `${this.run(tenant, runId)}:ix`;
-  }
   workspace(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:ws`;
   }
@@ -97,7 +94,6 @@ export class RedisKeys {
     return [
       this.runLog(tenant, runId),
       this.runInbox(tenant, runId),
-      this.runInteractions(tenant, runId),
       this.workspace(tenant, runId),
       this.effects(tenant, runId),
       this.runMessages(tenant, runId),

@@ -242,7 +242,6 @@ export class RunRepository {
         k.runInbox(lease.tenant, lease.runId),
         interaction ? k.interaction(lease.tenant, interaction.id) : runKey,
         k.openInteractions(lease.tenant),
-        k.runInteractions(lease.tenant, lease.runId),
         k.openApprovals(lease.tenant),
       ],
       [

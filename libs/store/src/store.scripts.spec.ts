@@ -32,12 +32,12 @@ const clients: Redis[] = [];
 const prefixes = new Set<string>();
 let admin: Redis;
 
-function makeStore(options: { leaseMs?: number; prefix?: string } = {}): ParleyStore {
+function makeStore(options: { leaseMs?: number; prefix?: string; eventsMaxLen?: number } = {}): ParleyStore {
   const prefix = options.prefix ?? `ts-${randomUUID()}`;
   prefixes.add(prefix);
   const redis = new Redis(REDIS_URL);
   clients.push(redis);
-  return new ParleyStore(redis, { prefix, eventsMaxLen: 1000, retentionSecs: RETENTION_SECS, leaseMs: options.leaseMs ?? 2000 });
+  return new ParleyStore(redis, { prefix, eventsMaxLen: options.eventsMaxLen ?? 1000, retentionSecs: RETENTION_SECS, leaseMs: options.leaseMs ?? 2000 });
 }
 
 async function scanKeys(pattern: string): Promise<string[]> {
@@ -510,6 +510,24 @@ describe('run replay', () => {
     expect(await store.events.readRun(TENANT, first.runId, 0, 2)).toEqual(ofFirst.slice(3, 5));
     expect(await store.events.readRun(TENANT, first.runId, 0, 1000)).toEqual(ofFirst.slice(3));
   });
+
+  it("keeps a long run's newest seqs, as many as the stream keeps", async () => {
+    const store = makeStore({ eventsMaxLen: 100 });
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    for (let i = 0; i < 300; i++) {
+      await store.runs.append(lease, null, [{ type: 'message', data: { text: `m${i}` } }]);
+    }
+    const kept = (await admin.strlen(store.ctx.keys.runEventSeqs(TENANT, run.runId))) / 6;
+    expect(kept).toBeGreaterThanOrEqual(100);
+    expect(kept).toBeLessThanOrEqual(200);
+    const replay = await store.events.readRun(TENANT, run.runId, 0, 1000);
+    const stream = await store.events.readTenant(TENANT, 0, 1000);
+    // What both still hold, in order: the newest events of the run, the last one included.
+    expect(replay.length).toBeGreaterThanOrEqual(100);
+    expect(replay).toEqual(stream.slice(-replay.length));
+    expect(replay.at(-1)).toMatchObject({ type: 'message', data: { text: 'm299' } });
+  });
 });
 
 describe('workspace effects', () => {
@@ -652,7 +670,6 @@ describe('end-run', () => {
         k.runLog(TENANT, run.runId),
         k.runInbox(TENANT, run.runId),
         k.runEventSeqs(TENANT, run.runId),
-        k.runInteractions(TENANT, run.runId),
         k.workspace(TENANT, run.runId),
         k.effects(TENANT, run.runId),
       ].sort(),
