@@ -65,14 +65,14 @@ describe('deadlines', () => {
     expect(await queues.deadlines.getJobState(steadyTimer)).toBe('delayed');
     expect(await queues.deadlines.getJobState(jobIds.deadlineTimer(tenant, Date.parse(lateQuestion.deadline)))).toBe('unknown');
     expect(await queues.deadlines.getJobState(jobIds.deadlineTimer(tenant, Date.parse(answeredQuestion.deadline)))).toBe('unknown');
-    const filed = await stack.redis.zrange(stack.gateway!.get(ParleyQueues) && `${stack.config.prefix}:{t:${tenant}}:deadlines`, '0', '-1');
-    expect(filed).toEqual([steadyQuestion.id, lateQuestion.id]);
+    const open = await stack.redis.zrange(`${stack.config.prefix}:{t:${tenant}}:open-ix`, '0', '-1');
+    expect(open).toEqual([steadyQuestion.id, lateQuestion.id]);
 
     await expectExpiredOnce(steady, steadyQuestion.id);
     await expectExpiredOnce(late, lateQuestion.id);
     const { run } = await stack.waitForStatus(answered, 'finished');
     expect(run.summary).toBe('got: in time');
     await waitFor(async () => (await stack.redis.exists(`${stack.config.prefix}:{t:${tenant}}:deadline-timer`)) === 0, { message: 'the timer to be cleared' });
-    expect(await stack.redis.exists(`${stack.config.prefix}:{t:${tenant}}:deadlines`)).toBe(0);
+    expect(await stack.redis.exists(`${stack.config.prefix}:{t:${tenant}}:open-ix`)).toBe(0);
   });
 });

@@ -142,8 +142,11 @@ export class InteractionRepository {
   }
 
   async listOpen(tenant: string, limit: number): Promise<Interaction[]> {
-    const keys = await this.ctx.redis.zrange(this.ctx.keys.openInteractions(tenant), '0', String(limit - 1));
-    return this.load(tenant, keys);
+    const ids = await this.ctx.redis.zrange(this.ctx.keys.openInteractions(tenant), '0', String(limit - 1));
+    return this.load(
+      tenant,
+      ids.map((id) => this.ctx.keys.interaction(tenant, id)),
+    );
   }
 
   /** In the order they were asked: the run's log names each one (a question entry), so no index is kept. */

@@ -23,6 +23,7 @@ export class RedisKeys {
   runIndex(tenant: string): string {
     return `${this.tenant(tenant)}:runs`;
   }
+  /** Open interaction ids by deadline (epoch ms); those without one after every deadline, by open time. */
   openInteractions(tenant: string): string {
     return `${this.tenant(tenant)}:open-ix`;
   }
@@ -48,10 +49,6 @@ export class RedisKeys {
   }
   interaction(tenant: string, interactionId: string): string {
     return `${this.tenant(tenant)}:ix:${interactionId}`;
-  }
-  /** Interaction ids are recovered from interaction keys kept in the indexes. */
-  interactionIdOf(key: string): string {
-    return key.slice(key.lastIndexOf(':') + 1);
   }
 
   run(tenant: string, runId: string): string {
@@ -104,10 +101,6 @@ export class RedisKeys {
   /** Every tenant that ever started a run here (a set; for deployment-wide gauges). */
   tenants(): string {
     return `${this.prefix}:tenants`;
-  }
-  /** Open interactions that have a deadline: id scored by the deadline (epoch ms); named after seq() in emit.lua. */
-  deadlines(tenant: string): string {
-    return `${this.tenant(tenant)}:deadlines`;
   }
   /** Due time (epoch ms) of the earliest deadline timer job scheduled for the tenant; named after seq() in emit.lua. */
   deadlineTimer(tenant: string): string {

@@ -254,6 +254,7 @@ export class RunRepository {
         interaction?.waitReason === 'approval' ? String(deadlineMs ?? NO_DEADLINE_SCORE) : '',
         interaction?.prompt.kind ?? '',
         deadlineMs === null ? '' : String(deadlineMs),
+        String(NO_DEADLINE_SCORE + now.getTime()),
       ],
     )) as [ParkResult['status'], (string | number)?];
     return reply[0] === 'parked' ? { status: 'parked', deadlineTimer: reply[1] === '' || reply[1] === undefined ? null : Number(reply[1]) } : { status: reply[0] };

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Actor, Answer, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
 import type { AcquireResult, Lease, NewRun } from './run.repository';
 import { ParleyStore } from './store';
+import { NO_DEADLINE_SCORE } from './interaction.repository';
 import { LeaseLostError } from './lease.errors';
 import { RedisWorkspace } from './workspace.repository';
 import { waitFor } from '../../../test/support/wait-for';
@@ -260,7 +261,7 @@ describe('lost wake-up', () => {
     expect(after).toMatchObject({ status: 'running' });
     expect(after?.pendingInteractionId).toBeUndefined();
     expect(await store.interactions.get(TENANT, asked.interactionId)).toBeNull();
-    expect(await admin.zcard(store.ctx.keys.deadlines(TENANT))).toBe(0);
+    expect(await admin.zcard(store.ctx.keys.openInteractions(TENANT))).toBe(0);
     expect(await store.events.lastSeq(TENANT)).toBe(seq);
 
     // The wake was consumed: the same question parks on the next pass, and opens its interaction then.
@@ -292,10 +293,14 @@ describe('lost wake-up', () => {
 });
 
 describe('park opens the interaction and files its deadline', () => {
-  it('files one deadline per interaction; a timer is asked for only when it is the earliest; resolving or stopping drops it', async () => {
+  it('indexes open interactions by deadline; a timer is asked for only for the earliest; resolving or stopping drops the entry', async () => {
     const store = makeStore();
     const k = store.ctx.keys;
-    const deadlines = async () => admin.zrange(k.deadlines(TENANT), '0', '-1', 'WITHSCORES');
+    // The open index: ids by deadline, those without one past every deadline.
+    const deadlines = async () => {
+      const flat = await admin.zrange(k.openInteractions(TENANT), '0', '-1', 'WITHSCORES');
+      return flat.flatMap((member, i) => (i % 2 === 0 ? [[member, Number(flat[i + 1]) >= NO_DEADLINE_SCORE ? 'none' : flat[i + 1]]] : []));
+    };
     const at = (ms: number) => new Date(ms - 3600 * 1000).toISOString(); // requestedAt for a deadline at `ms`
     const base = Date.now() + 3600 * 1000;
 
@@ -313,11 +318,16 @@ describe('park opens the interaction and files its deadline', () => {
     const sooner = await newRun(store);
     const soonerAsk = { ...request(sooner), requestedAt: at(base - 5000) };
     expect(await store.runs.park(await acquire(store, sooner), 'question', soonerAsk.interactionId, soonerAsk)).toEqual({ status: 'parked', deadlineTimer: base - 5000 });
-    // No deadline at all: nothing filed.
+    // No deadline at all: last in the index, and no timer.
     const forever = await newRun(store);
     const foreverAsk = { ...request(forever), timeoutSecs: 0 };
     expect(await store.runs.park(await acquire(store, forever), 'question', foreverAsk.interactionId, foreverAsk)).toEqual({ status: 'parked', deadlineTimer: null });
-    expect(await deadlines()).toEqual([soonerAsk.interactionId, String(base - 5000), firstAsk.interactionId, String(base), laterAsk.interactionId, String(base + 5000)]);
+    expect(await deadlines()).toEqual([
+      [soonerAsk.interactionId, String(base - 5000)],
+      [firstAsk.interactionId, String(base)],
+      [laterAsk.interactionId, String(base + 5000)],
+      [foreverAsk.interactionId, 'none'],
+    ]);
     expect(await store.deadlines.due(TENANT, base, 10)).toEqual([soonerAsk.interactionId, firstAsk.interactionId]);
     expect(await store.deadlines.earliest(TENANT)).toBe(base - 5000);
 
@@ -334,14 +344,19 @@ describe('park opens the interaction and files its deadline', () => {
     const answered = (await store.interactions.get(TENANT, soonerAsk.interactionId))!;
     expect(await store.interactions.resolve({ interaction: answered, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved' });
     expect(await store.runs.cancel(later, BOB, { id: laterAsk.interactionId, waitReason: 'question' })).toMatchObject({ status: 'cancelled' });
-    expect(await deadlines()).toEqual([firstAsk.interactionId, String(base)]);
+    expect(await deadlines()).toEqual([
+      [firstAsk.interactionId, String(base)],
+      [foreverAsk.interactionId, 'none'],
+    ]);
+    expect(await store.deadlines.due(TENANT, Number.MAX_SAFE_INTEGER, 10)).toEqual([firstAsk.interactionId]);
 
     // Re-arming points the timer at the earliest deadline left, or clears it.
     expect(await store.deadlines.rearm(TENANT)).toBe(base);
     expect(await admin.get(k.deadlineTimer(TENANT))).toBe(String(base));
     await store.deadlines.drop(TENANT, firstAsk.interactionId);
-    expect(await store.deadlines.rearm(TENANT)).toBeNull();
+    expect(await store.deadlines.rearm(TENANT)).toBeNull(); // what is left waits forever
     expect(await admin.exists(k.deadlineTimer(TENANT))).toBe(0);
+    expect(await store.deadlines.earliest(TENANT)).toBeNull();
   });
 });
 

@@ -1,7 +1,7 @@
 -- cancel-run: stop a run. A run nobody advances ends at once (its open interaction is cancelled in
 -- the same step); a run a worker holds is flagged, and that worker ends it at its next step.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] open interaction hash (or the
--- run hash when none)  KEYS[7] tenant open-interaction index  KEYS[8] run log  KEYS[9] tenant open-approval index
+-- run hash when none)  KEYS[7] tenant open-interaction index (ids)  KEYS[8] run log  KEYS[9] tenant open-approval index
 -- KEYS[10] run grants (deleted: grants end with the run)
 -- KEYS[11..14] the parent's hash, log, inbox, event stream (a sub-agent; else any keys of this run, unused)
 -- KEYS[15..] the run's other keys, to expire
@@ -29,9 +29,8 @@ if status == 'waiting' and (run[3] or '') ~= ARGV[9] then
 end
 if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT, 'resolvedBy', ARGV[8])
-  redis.call('ZREM', KEYS[7], KEYS[6])
+  redis.call('ZREM', KEYS[7], ARGV[9])
   redis.call('ZREM', KEYS[9], KEYS[6])
-  redis.call('ZREM', DEADLINES, ARGV[9])
   countClosed(KEYS[6])
   redis.call('RPUSH', KEYS[8], ARGV[10])
   emit('interaction.resolved', ARGV[11])

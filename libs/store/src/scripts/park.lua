@@ -2,12 +2,12 @@
 -- interaction is opened in the same step (stored, indexed, counted, its deadline filed, and
 -- `interaction.opened` emitted), unless an earlier pass over the same question opened it already.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] interaction hash (the run hash
--- when nothing is opened)  KEYS[7] tenant open-interaction index (zset)  KEYS[8] tenant open-approval index
--- (zset by deadline)
+-- when nothing is opened)  KEYS[7] tenant open-interaction index (zset of ids by deadline; none = after
+-- every deadline, by open time)  KEYS[8] tenant open-approval index (zset of keys by deadline)
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] wait reason  ARGV[10] pending id (interaction or child run)
 -- ARGV[11] interaction JSON as opened ('' = nothing to open)  ARGV[12] interaction.opened data JSON
 -- ARGV[13] approval index score (epoch ms; '' = not an approval)  ARGV[14] prompt kind
--- ARGV[15] deadline (epoch ms; '' = none)
+-- ARGV[15] deadline (epoch ms; '' = none)  ARGV[16] open index score for no deadline (past every deadline)
 -- Result: {'parked', due time of a deadline timer job to schedule, or ''} | {'continue'} (a wake arrived
 --   meanwhile: read the log again) | {'lost'} | {'cancelled'}
 local blocked = blockedStep(KEYS[4], ARGV[8])
@@ -22,12 +22,12 @@ local timer = ''
 if ARGV[11] ~= '' and redis.call('EXISTS', KEYS[6]) == 0 then
   redis.call('HSET', KEYS[6], 'data', ARGV[11], 'status', 'open', 'runId', RUN_ID, 'kind', ARGV[14])
   redis.call('HINCRBY', GAUGES, 'open:' .. ARGV[14], 1)
-  redis.call('ZADD', KEYS[7], NOW_MS, KEYS[6])
+  redis.call('ZADD', KEYS[7], ARGV[15] ~= '' and ARGV[15] or ARGV[16], ARGV[10])
   if ARGV[13] ~= '' then
     redis.call('ZADD', KEYS[8], ARGV[13], KEYS[6])
   end
   if ARGV[15] ~= '' then
-    timer = addDeadline(ARGV[10], tonumber(ARGV[15])) or ''
+    timer = armDeadline(tonumber(ARGV[15])) or ''
   end
   emit('interaction.opened', ARGV[12])
 end

@@ -1,7 +1,7 @@
 -- resolve-interaction: the one step that decides an interaction (answer, deadline or cancel),
 -- records the answer in the run's log keyed by the interaction id, writes the grants an approval
 -- gave, and wakes the run.
--- KEYS[1..3] emit prologue  KEYS[4] interaction hash  KEYS[5] tenant open-interaction index
+-- KEYS[1..3] emit prologue  KEYS[4] interaction hash  KEYS[5] tenant open-interaction index (ids)
 -- KEYS[6] run hash  KEYS[7] run log  KEYS[8] run inbox  KEYS[9] tenant open-approval index
 -- KEYS[10] run grants (set)
 -- ARGV[1..7] emit prologue  ARGV[8] outcome  ARGV[9] answer JSON or ''  ARGV[10] resolver (actor JSON)
@@ -25,9 +25,8 @@ redis.call('HDEL', KEYS[4], 'claimSubject', 'claimUntil')
 if ARGV[9] ~= '' then
   redis.call('HSET', KEYS[4], 'answer', ARGV[9])
 end
-redis.call('ZREM', KEYS[5], KEYS[4])
+redis.call('ZREM', KEYS[5], string.match(KEYS[4], '[^:]+$'))
 redis.call('ZREM', KEYS[9], KEYS[4])
-redis.call('ZREM', DEADLINES, string.match(KEYS[4], '[^:]+$'))
 countClosed(KEYS[4])
 redis.call('EXPIRE', KEYS[4], ARGV[13])
 local runStatus = redis.call('HGET', KEYS[6], 'status')

@@ -3,21 +3,19 @@
 --   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] the run's event seqs (packed string)
 --   ARGV[1] tenant  ARGV[2] run id  ARGV[3] run owner  ARGV[4] ISO time  ARGV[5] stream MAXLEN
 --   ARGV[6] fan-out channel  ARGV[7] now (epoch ms)
--- Three tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
+-- Two tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
 -- hash tag, so the same cluster slot. The gauges hash (parked runs, open interactions by kind, for
--- /metrics); the deadlines zset (open interaction id, scored by its deadline in epoch ms); and the
--- deadline timer (the due time of the earliest timer job scheduled for that zset).
+-- /metrics), and the deadline timer (the due time of the earliest timer job scheduled for the
+-- tenant's open interactions, which its open-interaction index orders by deadline).
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
 local TENANT_TAG = string.sub(KEYS[1], 1, -4)
 local GAUGES = TENANT_TAG .. 'gauges'
-local DEADLINES = TENANT_TAG .. 'deadlines'
 local DEADLINE_TIMER = TENANT_TAG .. 'deadline-timer'
 
--- Files an interaction's deadline. Returns the due time (ms) of a timer job the caller must
--- schedule, or false when an earlier timer is already scheduled (it re-arms itself for this one).
-local function addDeadline(interactionId, dueMs)
-  redis.call('ZADD', DEADLINES, dueMs, interactionId)
+-- After an interaction with a deadline was indexed: returns the due time (ms) of a timer job the
+-- caller must schedule, or false when an earlier timer is already scheduled (it re-arms itself).
+local function armDeadline(dueMs)
   local timer = tonumber(redis.call('GET', DEADLINE_TIMER))
   if timer and timer <= dueMs then
     return false
