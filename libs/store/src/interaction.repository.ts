@@ -40,7 +40,7 @@ export class InteractionRepository {
 
   async get(tenant: string, interactionId: string): Promise<Interaction | null> {
     const hash = await this.ctx.redis.hgetall(this.ctx.keys.interaction(tenant, interactionId));
-    return hash.data ? toInteraction(hash) : null;
+    return hash.runId ? toInteraction(tenant, interactionId, hash) : null;
   }
 
   /** The one atomic decision of an interaction; the loser gets `conflict` with the winner's record. */
@@ -112,7 +112,6 @@ export class InteractionRepository {
       case 'claimed':
       case 'released':
         return claim ? { status: 'claimed', claim } : { status: 'released' };
-        return { status: 'released' };
       case 'held':
         return { status: 'held', claim: { subject: reply[1] ?? '', until: new Date(Number(reply[2])).toISOString() } };
       case 'not_claimed':
@@ -136,17 +135,15 @@ export class InteractionRepository {
       if (keys.length === 0) {
         break;
       }
-      found.push(...(await this.load(tenant, keys)).filter((interaction) => interaction.status === 'open' && keep(interaction)));
+      const ids = keys.map((key) => key.slice(key.lastIndexOf(':') + 1));
+      found.push(...(await this.load(tenant, ids)).filter((interaction) => interaction.status === 'open' && keep(interaction)));
     }
     return found.slice(0, limit);
   }
 
   async listOpen(tenant: string, limit: number): Promise<Interaction[]> {
     const ids = await this.ctx.redis.zrange(this.ctx.keys.openInteractions(tenant), '0', String(limit - 1));
-    return this.load(
-      tenant,
-      ids.map((id) => this.ctx.keys.interaction(tenant, id)),
-    );
+    return this.load(tenant, ids);
   }
 
   /** In the order they were asked: the run's log names each one (a question entry), so no index is kept. */
@@ -158,34 +155,65 @@ export class InteractionRepository {
         ids.push(entry.interactionId);
       }
     }
-    return this.load(
-      tenant,
-      ids.map((id) => this.ctx.keys.interaction(tenant, id)),
-    );
+    return this.load(tenant, ids);
   }
 
-  private async load(tenant: string, keys: string[]): Promise<Interaction[]> {
-    if (keys.length === 0) {
+  private async load(tenant: string, ids: string[]): Promise<Interaction[]> {
+    if (ids.length === 0) {
       return [];
     }
     const pipeline = this.ctx.redis.pipeline();
-    keys.forEach((key) => pipeline.hgetall(key));
+    ids.forEach((id) => pipeline.hgetall(this.ctx.keys.interaction(tenant, id)));
     const replies = (await pipeline.exec()) ?? [];
-    return replies
-      .map(([, hash]) => hash as Record<string, string>)
-      .filter((hash) => Boolean(hash.data))
-      .map(toInteraction)
-      .filter((interaction) => interaction.tenant === tenant);
+    return replies.flatMap(([, hash], i) => {
+      const fields = hash as Record<string, string>;
+      return fields.runId ? [toInteraction(tenant, ids[i], fields)] : [];
+    });
   }
 }
 
-function toInteraction(h: Record<string, string>): Interaction {
-  const opened = JSON.parse(h.data) as Interaction;
+/**
+ * An interaction is kept as a flat hash of short fields (the prompt as JSON), so that Redis keeps a
+ * short question as a compact listpack; one value over 64 bytes makes it a larger hashtable.
+ */
+export function interactionFields(interaction: Interaction): string[] {
+  return [
+    'runId',
+    interaction.runId,
+    'owner',
+    interaction.owner,
+    'agent',
+    interaction.agent,
+    'waitReason',
+    interaction.waitReason,
+    'kind',
+    interaction.prompt.kind,
+    'prompt',
+    JSON.stringify(interaction.prompt),
+    ...(interaction.checkpoint ? ['checkpoint', JSON.stringify(interaction.checkpoint)] : []),
+    'createdAt',
+    interaction.createdAt,
+    ...(interaction.deadline ? ['deadline', interaction.deadline] : []),
+    'status',
+    interaction.status,
+  ];
+}
+
+function toInteraction(tenant: string, id: string, h: Record<string, string>): Interaction {
   const claimUntil = Number(h.claimUntil ?? 0);
   return {
     ...(h.claimSubject && claimUntil > Date.now() ? { claim: { subject: h.claimSubject, until: new Date(claimUntil).toISOString() } } : {}),
-    ...opened,
+    id,
+    tenant,
+    runId: h.runId,
+    owner: h.owner,
+    agent: h.agent,
+    waitReason: h.waitReason as Interaction['waitReason'],
+    prompt: JSON.parse(h.prompt) as Interaction['prompt'],
+    ...(h.checkpoint ? { checkpoint: JSON.parse(h.checkpoint) as NonNullable<Interaction['checkpoint']> } : {}),
     status: h.status as Interaction['status'],
+    createdAt: h.createdAt,
+    deadline: h.deadline ?? null,
     ...(h.resolvedAt ? { resolvedAt: h.resolvedAt } : {}),
     ...(h.resolvedBy ? { resolvedBy: JSON.parse(h.resolvedBy) as Actor } : {}),
     ...(h.answer ? { answer: JSON.parse(h.answer) as Answer } : {}),

@@ -1,5 +1,5 @@
 import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
-import { NO_DEADLINE_SCORE, interactionFor } from './interaction.repository';
+import { NO_DEADLINE_SCORE, interactionFields, interactionFor } from './interaction.repository';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
@@ -249,12 +249,12 @@ export class RunRepository {
         lease.token,
         waitReason,
         pendingId,
-        interaction ? JSON.stringify(interaction) : '',
         interaction ? JSON.stringify({ interaction }) : '',
         interaction?.waitReason === 'approval' ? String(deadlineMs ?? NO_DEADLINE_SCORE) : '',
         interaction?.prompt.kind ?? '',
         deadlineMs === null ? '' : String(deadlineMs),
         String(NO_DEADLINE_SCORE + now.getTime()),
+        ...(interaction ? interactionFields(interaction) : []),
       ],
     )) as [ParkResult['status'], (string | number)?];
     return reply[0] === 'parked' ? { status: 'parked', deadlineTimer: reply[1] === '' || reply[1] === undefined ? null : Number(reply[1]) } : { status: reply[0] };

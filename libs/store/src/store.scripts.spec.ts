@@ -293,6 +293,20 @@ describe('lost wake-up', () => {
 });
 
 describe('park opens the interaction and files its deadline', () => {
+  it('stores the interaction as a flat hash (a compact listpack for a short prompt) that reads back as interaction.opened announced it', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const seq = await store.events.lastSeq(TENANT);
+    const checkpoint = { stage: 'draft', point: 'publish', round: 0, purpose: 'decide' as const };
+    const asked = { ...request(run), waitReason: 'checkpoint' as const, prompt: { kind: 'free_text' as const, prompt: 'Ship it?' }, checkpoint };
+    const interaction = await parkAsking(store, lease, asked);
+    const opened = (await events(store, TENANT, seq)).find((e) => e.type === 'interaction.opened');
+    expect(opened?.data).toEqual({ interaction });
+    expect(interaction).toMatchObject({ id: asked.interactionId, tenant: TENANT, runId: run.runId, owner: 'alice', agent: 'demo', checkpoint, deadline: expect.any(String) });
+    expect(await admin.object('ENCODING', store.ctx.keys.interaction(TENANT, interaction.id))).toBe('listpack');
+  });
+
   it('indexes open interactions by deadline; a timer is asked for only for the earliest; resolving or stopping drops the entry', async () => {
     const store = makeStore();
     const k = store.ctx.keys;

@@ -5,9 +5,9 @@
 -- when nothing is opened)  KEYS[7] tenant open-interaction index (zset of ids by deadline; none = after
 -- every deadline, by open time)  KEYS[8] tenant open-approval index (zset of keys by deadline)
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] wait reason  ARGV[10] pending id (interaction or child run)
--- ARGV[11] interaction JSON as opened ('' = nothing to open)  ARGV[12] interaction.opened data JSON
--- ARGV[13] approval index score (epoch ms; '' = not an approval)  ARGV[14] prompt kind
--- ARGV[15] deadline (epoch ms; '' = none)  ARGV[16] open index score for no deadline (past every deadline)
+-- ARGV[11] interaction.opened data JSON ('' = nothing to open)  ARGV[12] approval index score (epoch ms;
+-- '' = not an approval)  ARGV[13] prompt kind  ARGV[14] deadline (epoch ms; '' = none)  ARGV[15] open index
+-- score for no deadline (past every deadline)  ARGV[16..] the interaction hash's fields and values
 -- Result: {'parked', due time of a deadline timer job to schedule, or ''} | {'continue'} (a wake arrived
 --   meanwhile: read the log again) | {'lost'} | {'cancelled'}
 local blocked = blockedStep(KEYS[4], ARGV[8])
@@ -20,16 +20,16 @@ if redis.call('LLEN', KEYS[5]) > 0 then
 end
 local timer = ''
 if ARGV[11] ~= '' and redis.call('EXISTS', KEYS[6]) == 0 then
-  redis.call('HSET', KEYS[6], 'data', ARGV[11], 'status', 'open', 'runId', RUN_ID, 'kind', ARGV[14])
-  redis.call('HINCRBY', GAUGES, 'open:' .. ARGV[14], 1)
-  redis.call('ZADD', KEYS[7], ARGV[15] ~= '' and ARGV[15] or ARGV[16], ARGV[10])
-  if ARGV[13] ~= '' then
-    redis.call('ZADD', KEYS[8], ARGV[13], KEYS[6])
+  redis.call('HSET', KEYS[6], unpack(ARGV, 16))
+  redis.call('HINCRBY', GAUGES, 'open:' .. ARGV[13], 1)
+  redis.call('ZADD', KEYS[7], ARGV[14] ~= '' and ARGV[14] or ARGV[15], ARGV[10])
+  if ARGV[12] ~= '' then
+    redis.call('ZADD', KEYS[8], ARGV[12], KEYS[6])
   end
-  if ARGV[15] ~= '' then
-    timer = armDeadline(tonumber(ARGV[15])) or ''
+  if ARGV[14] ~= '' then
+    timer = armDeadline(tonumber(ARGV[14])) or ''
   end
-  emit('interaction.opened', ARGV[12])
+  emit('interaction.opened', ARGV[11])
 end
 redis.call('HSET', KEYS[4], 'status', 'waiting', 'waitReason', ARGV[9], 'pendingInteractionId', ARGV[10], 'updatedAt', AT)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil')
