@@ -1,10 +1,13 @@
 import type { Actor, EndReason, Run, RunStatus, WaitReason } from '@parley/contracts';
 
-/** A run as its Redis hash holds it (every field a string; absent fields are left out). */
-export function toRun(h: Record<string, string>): Run {
+/**
+ * A run as its Redis hash holds it (every field a string; absent fields are left out). The id and
+ * tenant are in the key, not in the hash: every byte of a parked run's hash counts.
+ */
+export function toRun(tenant: string, id: string, h: Record<string, string>): Run {
   return {
-    id: h.id,
-    tenant: h.tenant,
+    id,
+    tenant,
     owner: h.owner,
     agent: h.agent,
     task: h.task,

@@ -119,7 +119,7 @@ export class RunRepository {
 
   async get(tenant: string, runId: string): Promise<Run | null> {
     const hash = await this.ctx.redis.hgetall(this.ctx.keys.run(tenant, runId));
-    return hash.id ? toRun(hash) : null;
+    return hash.status ? toRun(tenant, runId, hash) : null;
   }
 
   /** The agent a run uses (and, for a tenant agent, the version it keeps), without reading the whole run. */
@@ -144,11 +144,11 @@ export class RunRepository {
       const gone: string[] = [];
       replies.forEach(([, hash], i) => {
         const h = hash as Record<string, string>;
-        if (!h.id) {
+        if (!h.status) {
           gone.push(ids[i]);
           return;
         }
-        const run = toRun(h);
+        const run = toRun(tenant, ids[i], h);
         if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
           runs.push(run);
         }
@@ -185,7 +185,7 @@ export class RunRepository {
         for (let i = 0; i < pairs.length; i += 2) {
           hash[pairs[i]] = pairs[i + 1];
         }
-        return { status, run: toRun(hash) };
+        return { status, run: toRun(tenant, runId, hash) };
       }
       case 'busy':
         return { status, retryInMs: Number(detail) };

@@ -20,14 +20,14 @@ end
 if ARGV[18] ~= '' and redis.call('EXISTS', ARGV[19]) == 0 then
   return -3
 end
-redis.call('HSET', KEYS[4], 'id', RUN_ID, 'tenant', TENANT, 'owner', OWNER, 'agent', ARGV[8], 'task', ARGV[9],
+redis.call('HSET', KEYS[4], 'owner', OWNER, 'agent', ARGV[8], 'task', ARGV[9],
   'trigger', ARGV[10], 'unattended', ARGV[13], 'status', 'queued', 'wake', 0, 'createdAt', AT, 'updatedAt', AT)
 if ARGV[14] ~= '' then
   redis.call('HSET', KEYS[4], 'parentRunId', ARGV[14])
   redis.call('SADD', KEYS[7], RUN_ID)
 end
 if ARGV[18] ~= '' then
-  redis.call('HSET', KEYS[4], 'agentSource', 'tenant', 'agentDigest', ARGV[18])
+  redis.call('HSET', KEYS[4], 'agentDigest', ARGV[18])
   -- The set keeps the version while a run needs it; ended runs met here leave it, so it stays small.
   for _, id in ipairs(redis.call('SRANDMEMBER', ARGV[20], 2)) do
     local status = redis.call('HGET', ARGV[21] .. id, 'status')
