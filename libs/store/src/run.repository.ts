@@ -225,9 +225,10 @@ export class RunRepository {
 
   /**
    * Parks the run on `pendingId` (an interaction, or a child run). `open`: the interaction to open in
-   * the same step; a repeat for an interaction that exists opens nothing.
+   * the same step (a repeat for an interaction that exists opens nothing); `record`: a log entry to
+   * append first (the question), which is appended even when a wake makes the park `continue`.
    */
-  async park(lease: Lease, waitReason: WaitReason, pendingId: string, open?: InteractionRequest): Promise<ParkResult> {
+  async park(lease: Lease, waitReason: WaitReason, pendingId: string, open?: InteractionRequest, record?: LogEntry): Promise<ParkResult> {
     const now = new Date();
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner, now);
     const k = this.ctx.keys;
@@ -243,6 +244,7 @@ export class RunRepository {
         interaction ? k.interaction(lease.tenant, interaction.id) : runKey,
         k.openInteractions(lease.tenant),
         k.openApprovals(lease.tenant),
+        k.runLog(lease.tenant, lease.runId),
       ],
       [
         ...args,
@@ -254,6 +256,7 @@ export class RunRepository {
         interaction?.prompt.kind ?? '',
         deadlineMs === null ? '' : String(deadlineMs),
         String(NO_DEADLINE_SCORE + now.getTime()),
+        record ? JSON.stringify(record) : '',
         ...(interaction ? interactionFields(interaction) : []),
       ],
     )) as [ParkResult['status'], (string | number)?];

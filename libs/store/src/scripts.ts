@@ -13,7 +13,7 @@ const SCRIPTS = {
   renewLease: { file: 'renew-lease.lua', keys: 1 },
   releaseLease: { file: 'release-lease.lua', keys: 4 },
   appendLog: { file: 'append-log.lua', keys: 5 },
-  park: { file: 'park.lua', keys: 8 },
+  park: { file: 'park.lua', keys: 9 },
   endRun: { file: 'end-run.lua', keys: -1 },
   cancelRun: { file: 'cancel-run.lua', keys: -1 },
   resolveInteraction: { file: 'resolve-interaction.lua', keys: 10 },

@@ -256,7 +256,10 @@ describe('lost wake-up', () => {
     const seq = await store.events.lastSeq(TENANT);
 
     const asked = request(run);
-    expect(await store.runs.park(lease, 'question', asked.interactionId, asked)).toEqual({ status: 'continue' });
+    const question: LogEntry = { type: 'question', toolUseId: 'toolu_1', effectId: 'fx_1', interactionId: asked.interactionId, prompt: asked.prompt, at: asked.requestedAt };
+    expect(await store.runs.park(lease, 'question', asked.interactionId, asked, question)).toEqual({ status: 'continue' });
+    // The question is recorded all the same: the next pass finds it unanswered and parks on it.
+    expect((await store.runs.readLog(TENANT, run.runId)).at(-1)).toEqual(question);
     const after = await store.runs.get(TENANT, run.runId);
     expect(after).toMatchObject({ status: 'running' });
     expect(after?.pendingInteractionId).toBeUndefined();
@@ -266,6 +269,7 @@ describe('lost wake-up', () => {
 
     // The wake was consumed: the same question parks on the next pass, and opens its interaction then.
     expect(await parkAsking(store, lease, asked)).toMatchObject({ id: asked.interactionId, waitReason: 'question' });
+    expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(2); // task, question: recorded once
   });
 
   it('an answer to a waiting run returns the bumped wake counter and queues the run', async () => {

@@ -219,7 +219,7 @@ export class RunEngine {
         return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
       }
       case 'park': {
-        const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId, settled.open);
+        const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId, settled.open, settled.record);
         switch (parked.status) {
           case 'parked':
             if (parked.deadlineTimer !== null) {

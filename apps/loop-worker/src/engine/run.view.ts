@@ -1,12 +1,15 @@
-import type { Actor, AgentDefinition, InteractionRequest, Run, Stage, WaitReason } from '@parley/contracts';
+import type { Actor, AgentDefinition, InteractionRequest, LogEntry, Run, Stage, WaitReason } from '@parley/contracts';
 import type { RunEnding } from '@parley/store';
 import { offeredTools } from '@parley/tools';
 import type { Conversation } from './conversation';
 
 export type SettleResult =
   | { status: 'settled' }
-  /** `open`: the interaction to open in the same step as the park (none when waiting for a child run). */
-  | { status: 'park'; interactionId: string; waitReason: WaitReason; open?: InteractionRequest }
+  /**
+   * `open`: the interaction to open in the same step as the park (none when waiting for a child
+   * run); `record`: the log entry that asks it, appended in that step too.
+   */
+  | { status: 'park'; interactionId: string; waitReason: WaitReason; open?: InteractionRequest; record?: LogEntry }
   | { status: 'end'; ending: RunEnding }
   /** An abort option at a checkpoint: the run stops at once, no further model call. */
   | { status: 'stop'; by: Actor }

@@ -13,6 +13,7 @@ export interface ExitHooks {
     lease: Lease,
     agent: AgentDefinition,
     asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
+    record?: LogEntry & { type: 'checkpoint' },
   ): SettleResult;
   interrupted(appended: Exclude<AppendResult, { status: 'ok' }>): SettleResult;
 }
@@ -57,11 +58,7 @@ export class StageExit {
     switch (step.kind) {
       case 'present': {
         const entry: LogEntry = { type: 'checkpoint', effectId: call.effectId, interactionId: randomUUID(), ref: step.ref, prompt: step.prompt, at: now() };
-        const appended = await this.resources.store.runs.append(lease, entry);
-        if (appended.status !== 'ok') {
-          return this.hooks.interrupted(appended);
-        }
-        return this.hooks.askAndPark(lease, view.agent, { interactionId: entry.interactionId, waitReason: 'checkpoint', prompt: step.prompt, at: entry.at, checkpoint: step.ref });
+        return this.hooks.askAndPark(lease, view.agent, { interactionId: entry.interactionId, waitReason: 'checkpoint', prompt: step.prompt, at: entry.at, checkpoint: step.ref }, entry);
       }
       case 'settle':
         return this.append(

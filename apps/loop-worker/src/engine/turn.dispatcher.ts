@@ -55,7 +55,7 @@ export class TurnDispatcher {
   constructor(private readonly resources: EngineResources) {
     this.stageExit = new StageExit(resources, {
       record: (lease, call, result) => this.record(lease, call, result),
-      askAndPark: (lease, agent, asked) => this.askAndPark(lease, agent, asked),
+      askAndPark: (lease, agent, asked, record) => this.askAndPark(lease, agent, asked, record),
       interrupted: (appended) => this.interrupted(appended),
     });
   }
@@ -227,50 +227,46 @@ export class TurnDispatcher {
     return this.resultOrInterrupt(lease, call, verdict.edited ? withApproverEdits(result, verdict.input) : result);
   }
 
-  private async askApproval(lease: Lease, agent: AgentDefinition, call: ToolCall, prompt: Prompt): Promise<SettleResult> {
+  private askApproval(lease: Lease, agent: AgentDefinition, call: ToolCall, prompt: Prompt): SettleResult {
     const question = this.question(call, prompt);
-    const appended = await this.resources.store.runs.append(lease, question);
-    return appended.status === 'ok' ? this.parkOn(lease, agent, question, 'approval') : this.interrupted(appended);
+    return this.parkOn(lease, agent, question, 'approval', question);
   }
 
   private async ask(lease: Lease, agent: AgentDefinition, conversation: Conversation, open: OpenCall): Promise<SettleResult> {
     const { call } = open;
-    let question = open.question;
-    if (!question) {
-      const max = agent.limits.max_ask_user_per_loop;
-      if (conversation.questionsAsked >= max) {
-        return this.resultOrInterrupt(lease, call, budgetExhaustedResult(max));
-      }
-      const prepared = prepareHumanToolCall(call.name as Parameters<typeof prepareHumanToolCall>[0], call.input);
-      if (!prepared.ok) {
-        return this.resultOrInterrupt(lease, call, errorResult(prepared.error));
-      }
-      question = this.question(call, prepared.prompt);
-      const appended = await this.resources.store.runs.append(lease, question);
-      if (appended.status !== 'ok') {
-        return this.interrupted(appended);
-      }
+    if (open.question) {
+      return this.parkOn(lease, agent, open.question, 'question');
     }
-    return this.parkOn(lease, agent, question, 'question');
+    const max = agent.limits.max_ask_user_per_loop;
+    if (conversation.questionsAsked >= max) {
+      return this.resultOrInterrupt(lease, call, budgetExhaustedResult(max));
+    }
+    const prepared = prepareHumanToolCall(call.name as Parameters<typeof prepareHumanToolCall>[0], call.input);
+    if (!prepared.ok) {
+      return this.resultOrInterrupt(lease, call, errorResult(prepared.error));
+    }
+    const question = this.question(call, prepared.prompt);
+    return this.parkOn(lease, agent, question, 'question', question);
   }
 
   private question(call: ToolCall, prompt: Prompt): Question {
     return { type: 'question', toolUseId: call.toolUseId, effectId: call.effectId, interactionId: randomUUID(), prompt, at: new Date().toISOString() };
   }
 
-  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason): SettleResult {
-    return this.askAndPark(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at });
+  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason, record?: Question): SettleResult {
+    return this.askAndPark(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at }, record);
   }
 
   /**
-   * Parks on a question recorded in the log, opening its interaction in the same step. Every pass
-   * over an unanswered question parks this way: a worker that died between the log append and the
-   * park left the interaction unopened, and a repeat for an opened one opens nothing.
+   * Parks on a question, opening its interaction in the same step; `record`: the log entry that asks
+   * it, appended in that step too (a new question), else it is in the log already. Every pass over
+   * an unanswered question parks this way, and a repeat for an opened one opens nothing.
    */
   private askAndPark(
     lease: Lease,
     agent: AgentDefinition,
     asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
+    record?: Question | LogEntryOf<'checkpoint'>,
   ): SettleResult {
     const open: InteractionRequest = {
       tenant: lease.tenant,
@@ -284,7 +280,7 @@ export class TurnDispatcher {
       timeoutSecs: agent.limits.interaction_timeout_secs,
       requestedAt: asked.at,
     };
-    return { status: 'park', interactionId: asked.interactionId, waitReason: asked.waitReason, open };
+    return { status: 'park', interactionId: asked.interactionId, waitReason: asked.waitReason, open, ...(record ? { record } : {}) };
   }
 
   private async execute(lease: Lease, agent: AgentDefinition, call: ToolCall, input: Record<string, unknown>): Promise<ToolResult> {

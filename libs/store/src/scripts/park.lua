@@ -1,18 +1,22 @@
--- park: the run waits; it holds nothing from here on. For a question, approval or checkpoint the
--- interaction is opened in the same step (stored, indexed, counted, its deadline filed, and
+-- park: the run waits; it holds nothing from here on. A new question's log entry is appended first.
+-- For a question, approval or checkpoint the interaction is opened in the same step (stored, indexed, counted, its deadline filed, and
 -- `interaction.opened` emitted), unless an earlier pass over the same question opened it already.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] interaction hash (the run hash
 -- when nothing is opened)  KEYS[7] tenant open-interaction index (zset of ids by deadline; none = after
--- every deadline, by open time)  KEYS[8] tenant open-approval index (zset of keys by deadline)
+-- every deadline, by open time)  KEYS[8] tenant open-approval index (zset of keys by deadline)  KEYS[9] run log
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] wait reason  ARGV[10] pending id (interaction or child run)
 -- ARGV[11] interaction.opened data JSON ('' = nothing to open)  ARGV[12] approval index score (epoch ms;
 -- '' = not an approval)  ARGV[13] prompt kind  ARGV[14] deadline (epoch ms; '' = none)  ARGV[15] open index
--- score for no deadline (past every deadline)  ARGV[16..] the interaction hash's fields and values
+-- score for no deadline (past every deadline)  ARGV[16] log entry JSON to append first ('' = none: the question
+-- is in the log already)  ARGV[17..] the interaction hash's fields and values
 -- Result: {'parked', due time of a deadline timer job to schedule, or ''} | {'continue'} (a wake arrived
 --   meanwhile: read the log again) | {'lost'} | {'cancelled'}
 local blocked = blockedStep(KEYS[4], ARGV[8])
 if blocked then
   return {blocked}
+end
+if ARGV[16] ~= '' then
+  redis.call('RPUSH', KEYS[9], ARGV[16])
 end
 if redis.call('LLEN', KEYS[5]) > 0 then
   redis.call('DEL', KEYS[5])
@@ -20,7 +24,7 @@ if redis.call('LLEN', KEYS[5]) > 0 then
 end
 local timer = ''
 if ARGV[11] ~= '' and redis.call('EXISTS', KEYS[6]) == 0 then
-  redis.call('HSET', KEYS[6], unpack(ARGV, 16))
+  redis.call('HSET', KEYS[6], unpack(ARGV, 17))
   redis.call('HINCRBY', GAUGES, 'open:' .. ARGV[13], 1)
   redis.call('ZADD', KEYS[7], ARGV[14] ~= '' and ARGV[14] or ARGV[15], ARGV[10])
   if ARGV[12] ~= '' then
