@@ -20,21 +20,22 @@ export interface SweepCounts {
   requeued: number;
   /** Running runs whose lease ran out with no job left to take them over, enqueued again. */
   revived: number;
-  /** Open interactions past their deadline with no deadline job left, given one again. */
+  /** Tenants whose earliest deadline was overdue with no timer job left, given one again. */
   deadlines: number;
 }
 
 /**
  * Repairs what a crash between two Redis steps, or a Redis restart from an AOF that lost its last
  * second, can leave behind: a run `queued` (or `running` with an expired lease) with no BullMQ job
- * to advance it, and an open interaction whose deadline job is gone. Every repair is an idempotent
+ * to advance it, and a tenant whose deadline timer job is gone. Every repair is an idempotent
  * enqueue, so a sweep that races a worker or another sweep changes nothing.
  *
  * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant one ZRANGE of its
- * active runs (bounded by the concurrent-run limit; ended ones are pruned by admit-run) and one
- * pipelined HMGET of those runs. Job lookups happen only for runs that look stuck. Runs started
- * outside the gateway (schedules, sub-agents) are not in the active set; the schedules processor
- * re-enqueues its own queued runs, a sub-agent's end wakes its parent.
+ * active runs (bounded by the concurrent-run limit; ended ones are pruned by admit-run), one
+ * pipelined HMGET of those runs and one read of its earliest deadline. Job lookups happen only for
+ * runs that look stuck. Runs started outside the gateway (schedules, sub-agents) are not in the
+ * active set; the schedules processor re-enqueues its own queued runs, a sub-agent's end wakes its
+ * parent.
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
