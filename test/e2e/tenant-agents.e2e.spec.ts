@@ -83,6 +83,8 @@ describe('tenant agents', () => {
 
     const refused = await upload(asking('sneaky', 'x'), member());
     expect(refused.status).toBe(403);
+    // The role is checked first: a member's malformed upload is refused as a member's, not read.
+    expect((await stack.http('PUT', '/v1/agents/sneaky', { nonsense: true }, member())).status).toBe(403);
     expect((await stack.http('GET', '/v1/agents/sneaky', undefined, admin())).status).toBe(404);
     expect((await stack.http('DELETE', '/v1/agents/helper', undefined, member())).status).toBe(403);
 

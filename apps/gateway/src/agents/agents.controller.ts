@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { AgentNameSchema, UploadAgentBodySchema, parseOrThrow, type AgentListing, type TenantAgent, type TokenClaims } from '@parley/contracts';
+import { AgentNameSchema, parseOrThrow, type AgentListing, type TenantAgent, type TokenClaims } from '@parley/contracts';
 import { User } from '../auth/user.decorator';
 import { AgentsService, type AgentDetail } from './agents.service';
 
@@ -28,7 +28,7 @@ export class AgentsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ agent: TenantAgent }> {
     const checkedName = agentName(name);
-    const { created, agent } = await this.agents.upload(user, checkedName, parseOrThrow(UploadAgentBodySchema, body, 'body'));
+    const { created, agent } = await this.agents.upload(user, checkedName, body);
     response.status(created ? 201 : 200);
     return { agent };
   }

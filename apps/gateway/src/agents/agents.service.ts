@@ -3,12 +3,13 @@ import { TenantAgents, parseUploadedAgent } from '@parley/agents';
 import {
   NotFoundError,
   TENANT_AGENTS_MAX,
+  UploadAgentBodySchema,
+  parseOrThrow,
   type AgentDefinition,
   type AgentListing,
   type AgentSummary,
   type TenantAgent,
   type TokenClaims,
-  type UploadAgentBody,
 } from '@parley/contracts';
 import { requireRole } from '../auth/roles';
 
@@ -47,9 +48,10 @@ export class AgentsService {
   }
 
   /** Stores a new version (201), replaces the current one (200), or keeps an identical one (200). */
-  async upload(user: TokenClaims, name: string, body: UploadAgentBody): Promise<{ created: boolean; agent: TenantAgent }> {
+  /** The role is checked before the body is read: a member learns nothing from a malformed upload. */
+  async upload(user: TokenClaims, name: string, body: unknown): Promise<{ created: boolean; agent: TenantAgent }> {
     requireRole(user, ['admin'], 'upload agents');
-    const uploaded = parseUploadedAgent(name, body, this.agents.catalog);
+    const uploaded = parseUploadedAgent(name, parseOrThrow(UploadAgentBodySchema, body, 'body'), this.agents.catalog);
     const stored = { name, digest: uploaded.digest, uploadedAt: new Date().toISOString(), uploadedBy: user.sub, sizeBytes: uploaded.sizeBytes };
     const saved = await this.agents.repository.save(user.tenant, stored, uploaded.canonical, TENANT_AGENTS_MAX);
     const current = saved.status === 'unchanged' ? await this.agents.repository.current(user.tenant, name) : stored;
