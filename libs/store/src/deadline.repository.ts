@@ -1,6 +1,14 @@
 import { NO_DEADLINE_SCORE } from './interaction.repository';
 import type { StoreContext } from './store.context';
 
+/** One interaction a deadline sweep expired, and the wake of its run (null: the run was not waiting). */
+export interface Expired {
+  interactionId: string;
+  runId: string;
+  wake: number | null;
+  deadlineMs: number;
+}
+
 /**
  * A tenant's deadlines are the scores of its open-interaction index (interaction id by deadline,
  * epoch ms; those without one score past every deadline): `park` files them, whatever resolves an
@@ -10,20 +18,31 @@ import type { StoreContext } from './store.context';
 export class DeadlineRepository {
   constructor(private readonly ctx: StoreContext) {}
 
-  /** Interaction ids whose deadline is at or before `nowMs`, earliest first. */
-  due(tenant: string, nowMs: number, limit: number): Promise<string[]> {
-    return this.ctx.redis.zrangebyscore(this.ctx.keys.openInteractions(tenant), '-inf', String(Math.min(nowMs, NO_DEADLINE_SCORE - 1)), 'LIMIT', 0, limit);
+  /**
+   * Expires up to `limit` open interactions whose deadline has passed, earliest first, in one step
+   * (what resolve-interaction does for each, claims aside). `dropped`: entries of interactions that
+   * were no longer open.
+   */
+  async expireDue(tenant: string, limit: number, now = new Date()): Promise<{ expired: Expired[]; dropped: number }> {
+    const k = this.ctx.keys;
+    const { keys, args } = this.ctx.prologue(tenant, '', '', now);
+    const reply = (await this.ctx.scripts.run(
+      'expireDue',
+      [...keys, k.openInteractions(tenant), k.openApprovals(tenant)],
+      [...args, limit, this.ctx.options.retentionSecs, k.interaction(tenant, ''), k.runPrefix(tenant), NO_DEADLINE_SCORE],
+    )) as Array<string | number>;
+    const expired: Expired[] = [];
+    for (let i = 0; i + 4 <= reply.length - 1; i += 4) {
+      const wake = Number(reply[i + 2]);
+      expired.push({ interactionId: String(reply[i]), runId: String(reply[i + 1]), wake: wake >= 0 ? wake : null, deadlineMs: Number(reply[i + 3]) });
+    }
+    return { expired, dropped: Number(reply[reply.length - 1]) };
   }
 
   /** The earliest deadline of an open interaction (epoch ms), or null. */
   async earliest(tenant: string): Promise<number | null> {
     const [, score] = await this.ctx.redis.zrange(this.ctx.keys.openInteractions(tenant), '0', '0', 'WITHSCORES');
     return score === undefined || Number(score) >= NO_DEADLINE_SCORE ? null : Number(score);
-  }
-
-  /** Drops an index entry whose interaction is no longer open (or no longer exists). */
-  async drop(tenant: string, interactionId: string): Promise<void> {
-    await this.ctx.redis.zrem(this.ctx.keys.openInteractions(tenant), interactionId);
   }
 
   /** Points the tenant's timer at its earliest deadline and returns it (the caller schedules that timer job), or clears it. */

@@ -6,6 +6,10 @@ const KEEP: JobsOptions = {
   removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
 };
 
+function runJobOptions(job: RunJob): JobsOptions {
+  return { ...KEEP, jobId: jobIds.run(job), attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
+}
+
 /** A job scheduler Parley wants registered: one agent schedule, firing `data` on its cron. */
 export interface WantedSchedule {
   id: string;
@@ -41,12 +45,14 @@ export class ParleyQueues {
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
-    await this.runs.add('advance', job, {
-      ...KEEP,
-      jobId: jobIds.run(job),
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1000 },
-    });
+    await this.runs.add('advance', job, runJobOptions(job));
+  }
+
+  /** Many at once, in one round trip (the runs a deadline sweep woke). */
+  async enqueueRuns(jobs: RunJob[]): Promise<void> {
+    if (jobs.length > 0) {
+      await this.runs.addBulk(jobs.map((job) => ({ name: 'advance', data: job, opts: runJobOptions(job) })));
+    }
   }
 
   /**

@@ -20,6 +20,7 @@ const SCRIPTS = {
   claimInteraction: { file: 'claim-interaction.lua', keys: 4 },
   readRunEvents: { file: 'read-run-events.lua', keys: 2 },
   rearmDeadlineTimer: { file: 'rearm-deadline-timer.lua', keys: 2 },
+  expireDue: { file: 'expire-due.lua', keys: 5 },
   workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },
   workspaceCommit: { file: 'workspace-commit.lua', keys: 3 },
   rateHit: { file: 'rate-hit.lua', keys: 1 },

@@ -346,7 +346,6 @@ describe('park opens the interaction and files its deadline', () => {
       [laterAsk.interactionId, String(base + 5000)],
       [foreverAsk.interactionId, 'none'],
     ]);
-    expect(await store.deadlines.due(TENANT, base, 10)).toEqual([soonerAsk.interactionId, firstAsk.interactionId]);
     expect(await store.deadlines.earliest(TENANT)).toBe(base - 5000);
 
     // A takeover parks again on the same question: nothing is opened, filed or counted twice.
@@ -366,15 +365,74 @@ describe('park opens the interaction and files its deadline', () => {
       [firstAsk.interactionId, String(base)],
       [foreverAsk.interactionId, 'none'],
     ]);
-    expect(await store.deadlines.due(TENANT, Number.MAX_SAFE_INTEGER, 10)).toEqual([firstAsk.interactionId]);
 
     // Re-arming points the timer at the earliest deadline left, or clears it.
     expect(await store.deadlines.rearm(TENANT)).toBe(base);
     expect(await admin.get(k.deadlineTimer(TENANT))).toBe(String(base));
-    await store.deadlines.drop(TENANT, firstAsk.interactionId);
+    const stillOpen = (await store.interactions.get(TENANT, firstAsk.interactionId))!;
+    expect(await store.interactions.resolve({ interaction: stillOpen, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved' });
     expect(await store.deadlines.rearm(TENANT)).toBeNull(); // what is left waits forever
     expect(await admin.exists(k.deadlineTimer(TENANT))).toBe(0);
     expect(await store.deadlines.earliest(TENANT)).toBeNull();
+  });
+});
+
+describe('deadline sweep', () => {
+  it('expires what is due in one step, earliest first, as a resolve by the deadline would; leaves the rest', async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const past = (secondsAgo: number) => new Date(Date.now() - 3600 * 1000 - secondsAgo * 1000).toISOString(); // requestedAt
+    const asked = async (ask: Partial<InteractionRequest>) => {
+      const run = await newRun(store);
+      const lease = await acquire(store, run);
+      const interaction = await parkAsking(store, lease, { ...request(run), ...ask });
+      return { run, interaction };
+    };
+    const older = await asked({ requestedAt: past(20) });
+    const approval = await asked({ requestedAt: past(10), waitReason: 'approval', prompt: APPROVAL });
+    const claimed = await asked({ requestedAt: past(5), waitReason: 'approval', prompt: APPROVAL });
+    expect(await store.interactions.claim(claimed.interaction, { ...ADA, subject: 'ada' }, Date.now() + 60_000)).toMatchObject({ status: 'claimed' });
+    const answered = await asked({ requestedAt: past(1) });
+    await store.interactions.resolve({ interaction: answered.interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    const notDue = await asked({});
+    const forever = await asked({ timeoutSecs: 0 });
+    const seq = await store.events.lastSeq(TENANT);
+
+    const first = await store.deadlines.expireDue(TENANT, 2);
+    expect(first).toEqual({
+      expired: [
+        { interactionId: older.interaction.id, runId: older.run.runId, wake: 1, deadlineMs: Date.parse(older.interaction.deadline!) },
+        { interactionId: approval.interaction.id, runId: approval.run.runId, wake: 1, deadlineMs: Date.parse(approval.interaction.deadline!) },
+      ],
+      dropped: 0,
+    });
+    const second = await store.deadlines.expireDue(TENANT, 10);
+    expect(second.expired.map((e) => e.interactionId)).toEqual([claimed.interaction.id]); // claims do not bind a deadline
+    expect(await store.deadlines.expireDue(TENANT, 10)).toEqual({ expired: [], dropped: 0 });
+
+    for (const { run, interaction } of [older, approval, claimed]) {
+      expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'expired', resolvedBy: { kind: 'deadline' }, resolvedAt: expect.any(String) });
+      expect(answers(await store.runs.readLog(TENANT, run.runId))).toEqual([
+        { type: 'answer', interactionId: interaction.id, outcome: 'expired', by: { kind: 'deadline' }, at: expect.any(String) },
+      ]);
+      expect(await store.runs.get(TENANT, run.runId)).toMatchObject({ status: 'queued' });
+      expect(await admin.ttl(k.interaction(TENANT, interaction.id))).toBeGreaterThan(0);
+    }
+    expect((await store.interactions.get(TENANT, claimed.interaction.id))?.claim).toBeUndefined();
+    // The same events a resolve by the deadline emits, in the run's replay too.
+    const emitted = await events(store, TENANT, seq);
+    expect(emitted.map((e) => [e.runId, e.type, e.data])).toEqual(
+      [older, approval, claimed].flatMap(({ run, interaction }) => [
+        [run.runId, 'interaction.resolved', { interactionId: interaction.id, outcome: 'expired', by: { kind: 'deadline' }, at: expect.any(String), ...(interaction.waitReason === 'approval' ? { decision: 'deny' } : {}) }],
+        [run.runId, 'run.status', { status: 'queued' }],
+      ]),
+    );
+    expect((await store.events.readRun(TENANT, older.run.runId, seq, 10)).map((e) => e.type)).toEqual(['interaction.resolved', 'run.status']);
+    expect(emitted.every((e) => e.owner === 'alice')).toBe(true);
+    // Out of the indexes and the gauges; what is not due, or never is, stays.
+    expect(await admin.zrange(k.openInteractions(TENANT), '0', '-1')).toEqual([notDue.interaction.id, forever.interaction.id]);
+    expect(await admin.zcard(k.openApprovals(TENANT))).toBe(0);
+    expect(await admin.hgetall(k.gauges(TENANT))).toMatchObject({ 'open:tool_approval': '0', 'open:multiple_choice': '2', parked: '2' });
   });
 });
 
