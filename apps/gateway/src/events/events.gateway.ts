@@ -270,27 +270,40 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     if (!set) {
       return;
     }
+    const to: string[] = [];
     for (const socket of set) {
       const subscription = data(socket).subscription;
-      if (subscription) {
-        this.deliver(socket, subscription, event);
+      if (subscription && admits(subscription, event)) {
+        to.push(socket.id);
       }
+    }
+    if (to.length > 0) {
+      // One broadcast to the sockets' own rooms encodes the packet once, not once per socket.
+      this.namespace.to(to).emit(SOCKET.event, event);
     }
   }
 
   private deliver(socket: Socket, subscription: Subscription, event: ParleyEvent): void {
-    if (subscription.buffer) {
-      subscription.buffer.push(event);
-      return;
-    }
-    if (event.seq <= subscription.lastSeq) {
-      return;
-    }
-    subscription.lastSeq = event.seq;
-    if (matches(subscription, event)) {
+    if (admits(subscription, event)) {
       socket.emit(SOCKET.event, event);
     }
   }
+}
+
+/**
+ * Whether a live event goes to a subscription now: not while its replay runs (the event waits in
+ * the buffer), not twice, not outside its run or owner. Moves the subscription's `lastSeq`.
+ */
+function admits(subscription: Subscription, event: ParleyEvent): boolean {
+  if (subscription.buffer) {
+    subscription.buffer.push(event);
+    return false;
+  }
+  if (event.seq <= subscription.lastSeq) {
+    return false;
+  }
+  subscription.lastSeq = event.seq;
+  return matches(subscription, event);
 }
 
 function data(socket: Socket): SocketData {
