@@ -76,6 +76,29 @@ describe('sweeper', () => {
     expect(await stack.redis.hget(keys.interaction(tenant(), question.id), 'status')).toBe('expired');
   });
 
+  it('leaves a backlog alone: queued runs whose jobs still wait are not enqueued again, and a finished job of the id is replaced', async () => {
+    await stack.stopWorker();
+    const waiting = [await stack.startRun('quick'), await stack.startRun('quick')];
+    const finished = await stack.startRun('quick');
+    // Queued for longer than the grace, as behind a slow worker fleet.
+    const stale = new Date(Date.now() - 60_000).toISOString();
+    await Promise.all([...waiting, finished].map((runId) => stack.redis.hset(runKey(runId), 'updatedAt', stale)));
+    // One run's job finished while the run stayed queued (what a Redis restart from an older AOF leaves).
+    const finishedJob = jobIds.run({ tenant: tenant(), runId: finished, wake: 0 });
+    await stack.redis.hset(`${keys.bullPrefix()}:runs:${finishedJob}`, 'finishedOn', Date.now());
+    // (The sweeper also sweeps on its own every 200 ms: either sweep may be the one that repairs.)
+    await stack.interactions!.get(RunSweeper).sweep();
+    await waitFor(async () => (await queues.runs.getJob(finishedJob))?.finishedOn === undefined, { message: 'the finished job to be replaced' });
+    expect(await queues.runs.getJobState(finishedJob)).toBe('waiting');
+    for (const runId of waiting) {
+      expect(await queues.runs.getJobState(jobIds.run({ tenant: tenant(), runId, wake: 0 }))).toBe('waiting');
+    }
+    await ensureWorker();
+    for (const runId of [...waiting, finished]) {
+      await stack.waitForStatus(runId, 'finished');
+    }
+  });
+
   it('leaves healthy runs alone', async () => {
     await ensureWorker();
     const runId = await stack.startRun('quick');

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, type Job, type JobState } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import { jobIds } from '@parley/contracts';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl } from '@parley/store';
@@ -7,11 +7,18 @@ import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, 
 export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
 
-/** A job in one of these states will still run: its run or interaction needs nothing from the sweeper. */
 /** How long a run id may sit in the active index before its hash exists (admission to creation). */
 const ADMISSION_GRACE_MS = 5 * 60_000;
 
-const LIVE: ReadonlySet<JobState | 'unknown'> = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+/** Job lookups per pipeline. */
+const LOOKUP_BATCH = 1000;
+
+/**
+ * Where a job stands, from its hash alone (O(1), where BullMQ's getJobState scans the wait list):
+ * `live` will still run (waiting, delayed, active), `finished` completed or failed for good (its id
+ * would make a new add a no-op), `none` gone.
+ */
+type JobStanding = 'live' | 'finished' | 'none';
 
 export interface SweepCounts {
   tenants: number;
@@ -91,6 +98,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
       const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
       const ended: string[] = [];
+      const suspects: Array<{ runId: string; wake: number; repair: 'requeued' | 'revived' }> = [];
       for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
         const runId = runIds[i];
         counts.runsChecked += 1;
@@ -101,13 +109,19 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
         } else if (status === null) {
           continue;
         } else if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
-          if (await this.revive(tenant, runId, Number(wake ?? 0))) {
-            counts.requeued += 1;
-          }
+          suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
         } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
-          if (await this.revive(tenant, runId, Number(wake ?? 0))) {
-            counts.revived += 1;
-          }
+          suspects.push({ runId, wake: Number(wake ?? 0), repair: 'revived' });
+        }
+      }
+      // A backlog (workers down or slow) makes many runs look stuck: their jobs are looked up in pipelines.
+      const standings = await this.standings(
+        this.queues.runs,
+        suspects.map(({ runId, wake }) => jobIds.run({ tenant, runId, wake })),
+      );
+      for (const [i, { runId, wake, repair }] of suspects.entries()) {
+        if (standings[i] !== 'live' && (await this.revive(tenant, runId, wake, standings[i]))) {
+          counts[repair] += 1;
         }
       }
       if (await this.rearmLostTimer(tenant, now)) {
@@ -122,14 +136,13 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
   }
 
   /**
-   * Enqueues the run's job for its wake counter unless one will still run. A finished or failed job
-   * of that id is removed first: its id would make the enqueue a no-op (acquire takes a queued run,
-   * or a running one whose lease ran out, so a surplus job finds nothing to do).
+   * Enqueues the run's job for its wake counter, which has no job that will still run. A finished
+   * or failed job of that id is removed first: its id would make the enqueue a no-op (acquire takes a
+   * queued run, or a running one whose lease ran out, so a surplus job finds nothing to do).
    */
-  private async revive(tenant: string, runId: string, wake: number): Promise<boolean> {
-    const id = jobIds.run({ tenant, runId, wake });
-    if (!(await this.dead(this.queues.runs, id))) {
-      return false;
+  private async revive(tenant: string, runId: string, wake: number, standing: Exclude<JobStanding, 'live'>): Promise<boolean> {
+    if (standing === 'finished') {
+      await this.queues.runs.remove(jobIds.run({ tenant, runId, wake }));
     }
     const status = await this.store.ctx.redis.hget(this.store.ctx.keys.run(tenant, runId), 'status');
     if (status === 'queued') {
@@ -150,23 +163,29 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     if (earliest === null || earliest > now - this.graceMs) {
       return false;
     }
-    if (!(await this.dead(this.queues.deadlines, jobIds.deadlineTimer(tenant, earliest)))) {
+    const id = jobIds.deadlineTimer(tenant, earliest);
+    const [standing] = await this.standings(this.queues.deadlines, [id]);
+    if (standing === 'live') {
       return false;
+    }
+    if (standing === 'finished') {
+      await this.queues.deadlines.remove(id);
     }
     await this.queues.scheduleDeadlineTimer(tenant, earliest);
     this.logger.warn({ msg: 'sweeper rescheduled a lost deadline timer', tenant, due: new Date(earliest).toISOString() });
     return true;
   }
 
-  /** True when no job of this id will run; a completed or failed one is removed so its id can be used again. */
-  private async dead(queue: Queue, id: string): Promise<boolean> {
-    const state = await queue.getJobState(id);
-    if (LIVE.has(state)) {
-      return false;
+  private async standings(queue: Queue, ids: string[]): Promise<JobStanding[]> {
+    const out: JobStanding[] = [];
+    for (let start = 0; start < ids.length; start += LOOKUP_BATCH) {
+      const pipeline = this.store.ctx.redis.pipeline();
+      ids.slice(start, start + LOOKUP_BATCH).forEach((id) => pipeline.hmget(queue.toKey(id), 'timestamp', 'finishedOn'));
+      for (const [, row] of (await pipeline.exec()) ?? []) {
+        const [timestamp, finishedOn] = (row ?? [null, null]) as Array<string | null>;
+        out.push(timestamp === null ? 'none' : finishedOn === null ? 'live' : 'finished');
+      }
     }
-    if (state !== 'unknown') {
-      await queue.remove(id);
-    }
-    return true;
+    return out;
   }
 }
