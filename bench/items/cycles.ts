@@ -23,6 +23,8 @@ export interface ThroughputFigures {
   resume: Latency;
   absorbed: number;
   costs: PerCycleCosts;
+  /** Parley only, per cycle: events written (the tenant's seq), `runs` jobs enqueued, deadline timer jobs scheduled. */
+  flow?: { events: number; runJobs: number; timerJobs: number };
 }
 
 export interface CycleResults {
@@ -74,6 +76,10 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
     await answerer.waitFinished(warm);
     answerer.reset();
 
+    const seqKey = h.keys.seq(h.tenant);
+    const delayedKey = `${h.keys.bullPrefix()}:deadlines:delayed`;
+    const seq0 = Number(await admin.get(seqKey));
+    const timers0 = await admin.zcard(delayedKey);
     const window = await CostWindow.open(admin, pidsOf(h, redisPid));
     const t0 = performance.now();
     const ids: string[] = [];
@@ -81,12 +87,25 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
     await answerer.waitFinished(ids);
     const ms = performance.now() - t0;
     const costs = await window.close();
+    // The timer jobs are due in an hour: none fires in the window, so the delayed set counts them.
+    const events = Number(await admin.get(seqKey)) - seq0;
+    const timerJobs = (await admin.zcard(delayedKey)) - timers0;
 
     const cycles = CONC_RUNS * CONC_QUESTIONS;
     expect(answerer.ackErrors).toEqual([]);
     expect(answerer.answered).toBe(cycles);
     expect(ids.every((id) => answerer.finished.get(id) === 'finished')).toBe(true);
-    return { cycles, ms, perSec: (cycles * 1000) / ms, resume: summarize(answerer.resumeMs), absorbed: answerer.absorbed, costs: perCycleCosts(costs, cycles) };
+    // A start enqueues one job, and so does every answer: park opens the question and parks the run in one step.
+    const runJobs = CONC_RUNS + answerer.answered;
+    return {
+      cycles,
+      ms,
+      perSec: (cycles * 1000) / ms,
+      resume: summarize(answerer.resumeMs),
+      absorbed: answerer.absorbed,
+      costs: perCycleCosts(costs, cycles),
+      flow: { events: events / cycles, runJobs: runJobs / cycles, timerJobs: timerJobs / cycles },
+    };
   } finally {
     client.close();
   }

@@ -1,22 +1,24 @@
 /**
- * Items 4 and 5 on one population: N parked runs, each with its open question and its delayed
- * deadline job. Item 4 measures the Redis bytes they hold; item 5 lets their deadlines (spread
- * over a short window) fire and measures how late each was resolved.
+ * Items 4 and 5 on one population: N parked runs, each with its open question, whose deadline is
+ * filed in a tenant index by `park`. Item 4 measures the Redis bytes they hold; item 5 lets
+ * their deadlines (spread over a short window) fire through the tenant's deadline timer and
+ * measures how late each was resolved.
  *
- * A few hundred reference runs are parked by the real services (gateway → loop-worker →
- * interaction-service). The rest are written in bulk from this process through the same store
- * repositories and the same Lua scripts the services call for a first step that asks (admit,
- * create-run, acquire-lease, append-log ×2, park, open-interaction, the deadline job), with the
- * log entries copied from a reference run; a structure check asserts that a bulk run's keys,
- * types, hash fields, log entries and events are those of a reference run.
+ * A few hundred reference runs are parked by the real services (gateway → loop-worker). The rest
+ * are written in bulk from this process through the same store repositories and the same Lua
+ * scripts the services call for a first step that asks (BULK_STEPS, and the tenant's timer job
+ * when park asks for one), with the log entries copied from a reference run; a structure check
+ * (support/layout.ts) asserts that a bulk run's keys, types, hash fields, log entries, replayed
+ * events and deadline filing are those of a reference run.
  */
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { jobIds, type LogEntry, type Prompt } from '@parley/contracts';
+import { jobIds, type InteractionRequest, type LogEntry, type Prompt } from '@parley/contracts';
 import { ParleyQueues, ParleyStore } from '@parley/store';
 import type { Harness } from '../../test/harness/harness';
 import { QUICK, say, startHarness } from '../support/env';
+import { PER_RUN, deadlineIndexIn, oneMemberZset, replayCoverage, sampleKey, shapeOf, tenantZsets, type ComponentSample, type RunScope } from '../support/layout';
 import { usedMemory } from '../support/meter';
 import { questionerAgent } from '../support/parley';
 import { CostWindow, perCycleCosts, type PerCycleCosts } from '../support/procs';
@@ -31,12 +33,18 @@ const IX_SERVICES = 2;
 const IN_FLIGHT = 200;
 const TIMEOUT_SECS = 3600;
 const OWNER = 'alice';
+/** The steps parkOne takes, as the report names them. */
+export const BULK_STEPS =
+  '`admit-run`, `create-run`, `acquire-lease`, `append-log` (the assistant turn and its `tool.call` event), and `park`, which records ' +
+  'the question in the log, opens the interaction and files its deadline';
+/** PARLEY_EVENTS_MAXLEN's default, which the services use too. */
+const EVENTS_MAXLEN = 100_000;
 
 export interface MemoryResults {
   runs: number;
   reference: number;
   /** Bytes per parked run by component (MEMORY USAGE, per-run keys sampled over `sample` runs, shared keys whole). */
-  components: Array<{ name: string; bytes: number; perRunKey: boolean }>;
+  components: Array<{ name: string; bytes: number; perRunKey: boolean; sample?: ComponentSample }>;
   sample: number;
   /** Sum of the components, the conversation log excluded. */
   totalExclLog: number;
@@ -44,7 +52,7 @@ export interface MemoryResults {
   /** INFO used_memory delta over the bulk creation, divided by the runs, minus the log's share. */
   usedMemoryExclLog: number;
   usedMemory: number;
-  /** Completed jobs BullMQ keeps (removeOnComplete count 1000 per queue), spread over `runs`. */
+  /** Completed `runs` jobs BullMQ keeps (removeOnComplete count 1000), spread over `runs`. */
   retainedCompleted: number;
   retainedCompletedPerJob: number;
   naive: { usedMemory: number; sampled: number; parts: Array<[string, number]> };
@@ -52,6 +60,15 @@ export interface MemoryResults {
   structure: string[];
   /** Open interactions when the memory was measured (all of them unless the creation ran into the deadline window). */
   openAtMeasure: number;
+  /** Events the tenant stream held when the memory was measured (it is trimmed to about PARLEY_EVENTS_MAXLEN). */
+  streamLength: number;
+  eventsMaxLen: number;
+  /** Parked runs some (`partial`) or all (`gone`) of whose `expected` events their replay no longer finds (trimmed from the tenant stream). */
+  replay: { runs: number; expected: number; partial: number; gone: number };
+  /** The tenant index whose score for an open interaction is its deadline. */
+  deadlineIndex: string;
+  /** MEMORY USAGE of a one-member zset: with a 36-byte member (an id), and a 65-byte one (past listpack's 64). */
+  zsetProbe: { short: number; long: number };
 }
 
 export interface DeadlineResults {
@@ -59,8 +76,10 @@ export interface DeadlineResults {
   windowMs: number;
   interactionServices: number;
   lateness: { p50: number; p99: number; max: number; mean: number };
-  /** Deadline jobs added after their deadline had passed (the bulk creation ran late): their lateness is the creation's. */
-  scheduledLate: number;
+  /** Interactions opened after their deadline had passed (the bulk creation ran late): their lateness is the creation's. */
+  openedLate: number;
+  /** Timer jobs the bulk creation scheduled because park asked (the new deadline was the tenant's earliest). */
+  timersScheduled: number;
   resolvedPerSec: number;
   costs: PerCycleCosts;
   allExpired: boolean;
@@ -72,8 +91,14 @@ interface Templates {
   prompt: Prompt;
 }
 
-/** What a first step that asks leaves behind, written through the store's scripts. */
-async function parkOne(store: ParleyStore, queues: ParleyQueues, tenant: string, t: Templates, deadlineMs: number): Promise<{ runId: string; interactionId: string; late: boolean }> {
+/** What a first step that asks leaves behind, written through the store's scripts; `timer`: park asked for a timer job. */
+async function parkOne(
+  store: ParleyStore,
+  queues: ParleyQueues,
+  tenant: string,
+  t: Templates,
+  deadlineMs: number,
+): Promise<{ runId: string; interactionId: string; late: boolean; timer: boolean }> {
   const runId = randomUUID();
   const interactionId = randomUUID();
   await store.limits.admitRun(tenant, runId, { runsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 });
@@ -88,9 +113,8 @@ async function parkOne(store: ParleyStore, queues: ParleyQueues, tenant: string,
     (await store.runs.append(lease, assistant, [{ type: 'tool.call', data: { toolUseId: call.toolUseId, effectId: call.effectId, name: call.name, input: call.input } }])).status,
   ).toBe('ok');
   const question = { ...t.question, toolUseId: call.toolUseId, effectId: call.effectId, interactionId, at };
-  expect((await store.runs.append(lease, question)).status).toBe('ok');
-  expect(await store.runs.park(lease, 'question', interactionId)).toBe('parked');
-  const { result, interaction } = await store.interactions.open({
+  // requestedAt is set back so that the deadline the script computes falls in the bench's window.
+  const open: InteractionRequest = {
     tenant,
     runId,
     interactionId,
@@ -100,37 +124,23 @@ async function parkOne(store: ParleyStore, queues: ParleyQueues, tenant: string,
     prompt: t.prompt,
     timeoutSecs: TIMEOUT_SECS,
     requestedAt: new Date(deadlineMs - TIMEOUT_SECS * 1000).toISOString(),
-  });
-  expect(result).toBe('created');
-  await queues.scheduleDeadline({ tenant, interactionId }, new Date(interaction.deadline!));
-  return { runId, interactionId, late: deadlineMs < Date.now() };
+  };
+  // As the worker does: the question is recorded in the log by the step that parks.
+  const parked = await store.runs.park(lease, 'question', interactionId, open, question);
+  if (parked.status !== 'parked') {
+    throw new Error(`park answered ${parked.status}`);
+  }
+  // As the worker does: without this, a tenant whose earliest deadline this is has no timer to fire it.
+  if (parked.deadlineTimer !== null) {
+    await queues.scheduleDeadlineTimer(tenant, parked.deadlineTimer);
+  }
+  return { runId, interactionId, late: deadlineMs < Date.now(), timer: parked.deadlineTimer !== null };
 }
 
-/** Key layout of one run, ids replaced: suffix → type (and hash fields, log entry types, event types). */
-async function shapeOf(redis: Redis, h: Harness, prefix: string, runId: string): Promise<string[]> {
-  const tag = `${prefix}:{t:${h.tenant}}`;
-  const ix = await redis.hget(`${tag}:run:${runId}`, 'pendingInteractionId');
-  const keys = [...(await scanKeys(redis, `${tag}:run:${runId}`)), `${tag}:run:${runId}`, `${tag}:ix:${ix}`, `${prefix}:bull:deadlines:${jobIds.deadline(h.tenant, ix!)}`];
-  const out: string[] = [];
-  for (const key of keys.sort()) {
-    const type = await redis.type(key);
-    let detail = '';
-    if (type === 'hash') {
-      detail = (await redis.hkeys(key)).sort().join(',');
-    } else if (type === 'list') {
-      detail = (await redis.lrange(key, 0, -1)).map((line) => (JSON.parse(line) as LogEntry).type).join(',');
-    } else if (type === 'stream') {
-      // Sorted: the interaction-service may open the interaction before or after the worker's park.
-      detail = (await redis.xrange(key, '-', '+'))
-        .map(([, fields]) => (JSON.parse(fields[1]) as { type: string }).type)
-        .sort()
-        .join(',');
-    } else if (type === 'zset') {
-      detail = `${await redis.zcard(key)} members`;
-    }
-    out.push(`${key.replace(runId, '<run>').replace(ix!, '<ix>').replace(tag, '<tenant>').replace(prefix, '<prefix>')} ${type} ${detail}`);
-  }
-  return out;
+/** The tenant's deadline timer points at a timer job that exists. */
+async function timerJobExists(redis: Redis, prefix: string, tenant: string): Promise<boolean> {
+  const timer = await redis.get(`${prefix}:{t:${tenant}}:deadline-timer`);
+  return timer !== null && (await redis.exists(`${prefix}:bull:deadlines:${jobIds.deadlineTimer(tenant, Number(timer))}`)) === 1;
 }
 
 /** The naive baseline of the issue: a hash with the run and its question, one index entry, one delayed BullMQ job. */
@@ -187,13 +197,11 @@ async function naiveBaseline(url: string, admin: Redis, runs: number): Promise<M
   }
 }
 
-const PER_RUN = /:(run|ix):[0-9a-f-]{36}(:[a-z]+)?$|:bull:[a-z-]+:(dl|run|ireq)\./;
-
 function componentOf(key: string, h: Harness, prefix: string): string {
   const tag = `${prefix}:{t:${h.tenant}}:`;
   if (key.startsWith(`${prefix}:bull:`)) {
     const [queue, rest] = key.slice(prefix.length + 6).split(/:(.*)/s);
-    return /^(dl|run|ireq)\./.test(rest ?? '') ? `bull:${queue}:job` : `bull:${queue}:${rest ?? ''}`;
+    return /^(dl|run)\./.test(rest ?? '') ? `bull:${queue}:job` : `bull:${queue}:${rest ?? ''}`;
   }
   if (!key.startsWith(tag)) {
     return key.slice(prefix.length + 1);
@@ -208,15 +216,17 @@ function componentOf(key: string, h: Harness, prefix: string): string {
 
 export const COMPONENT_LABELS: Record<string, string> = {
   run: 'run hash `run:<id>`',
-  'run:events': "run's event stream `run:<id>:events`",
+  'run:seqs': "run's event seqs `run:<id>:seqs`",
   'run:ix': "run's interaction index `run:<id>:ix`",
   ix: 'interaction hash `ix:<id>`',
-  'bull:deadlines:job': 'deadline job hash (BullMQ `deadlines:<jobId>`)',
-  'bull:deadlines:delayed': 'BullMQ `deadlines:delayed` zset entry',
   'tenant:events': "share of the tenant's event stream `events`",
   'tenant:runs': "share of the tenant's run index `runs`",
   'tenant:open-ix': "share of the tenant's open-interaction index `open-ix`",
+  'tenant:deadlines': "share of the tenant's deadline index `deadlines`",
+  'tenant:deadline-timer': "share of the tenant's `deadline-timer`",
   'tenant:active-runs': "share of the tenant's active-run index `active-runs`",
+  'bull:deadlines:job': "share of the tenant's deadline timer jobs (BullMQ `deadlines:dl.<tenant>.<due>`)",
+  'bull:deadlines:delayed': 'share of BullMQ `deadlines:delayed` (the timer jobs)',
 };
 
 export async function runParked(redisUrl: string, redisPid: number | undefined, admin: Redis): Promise<{ memory: MemoryResults; deadlines: DeadlineResults }> {
@@ -243,23 +253,27 @@ export async function runParked(redisUrl: string, redisPid: number | undefined, 
       const refIds: string[] = [];
       await pool(Array.from({ length: REFERENCE }), 20, async () => void refIds.push(await h.startRun(1, 'qone')));
       const refDeadline = Date.now() + 120_000;
-      while ((await admin.zcard(`${tag}:open-ix`)) < REFERENCE || (await admin.zcard(`${prefix}:bull:deadlines:delayed`)) < REFERENCE) {
+      while ((await admin.zcard(`${tag}:open-ix`)) < REFERENCE || !(await timerJobExists(admin, prefix, h.tenant))) {
         if (Date.now() > refDeadline) {
           throw new Error('reference runs did not all park within 120 s');
         }
         await sleep(100);
       }
-      // Nothing but the interaction-services may act from here: their deadline work is item 5.
+      // Nothing but the interaction-services may act from here: their deadline work is item 5. The
+      // worker schedules the timer job after its park returns, hence the wait for that job above.
       await h.gateway(1).stop();
       await h.worker(1).stop();
+      const storeOptions = { eventsMaxLen: EVENTS_MAXLEN, retentionSecs: 7 * 24 * 3600, leaseMs: 3000 };
+      const store = new ParleyStore(redis, { prefix, ...storeOptions });
+      const queues = new ParleyQueues(bullConnection, store.ctx.keys.bullPrefix());
+      const scope: RunScope = { store, redis: admin, prefix, tenant: h.tenant, tenantZsets: await tenantZsets(admin, prefix, h.tenant) };
+      // Taken now: once the bulk runs have written past MAXLEN events, the reference runs' events are trimmed.
+      const refShape = await shapeOf(scope, refIds[0]);
+      const refEvents = (await store.events.readRun(h.tenant, refIds[0], 0, 1000)).length;
       const refLog = (await admin.lrange(`${tag}:run:${refIds[0]}:log`, 0, -1)).map((line) => JSON.parse(line) as LogEntry);
       const assistant = refLog.find((e) => e.type === 'assistant') as Templates['assistant'];
       const question = refLog.find((e) => e.type === 'question') as Templates['question'];
       const templates: Templates = { assistant, question, prompt: question.prompt };
-
-      const storeOptions = { eventsMaxLen: 100_000, retentionSecs: 7 * 24 * 3600, leaseMs: 3000 };
-      const store = new ParleyStore(redis, { prefix, ...storeOptions });
-      const queues = new ParleyQueues(bullConnection, store.ctx.keys.bullPrefix());
 
       // The bulk rate, on a throwaway prefix, places the deadline window after the creation ends.
       const calStore = new ParleyStore(redis, { prefix: calPrefix, ...storeOptions });
@@ -274,38 +288,39 @@ export async function runParked(redisUrl: string, redisPid: number | undefined, 
       say(`4. bulk rate ${calRate.toFixed(0)} runs/s; deadlines from ${new Date(windowStart).toISOString()} over ${WINDOW_MS / 1000} s`);
       const used0 = await usedMemory(admin);
       const parked: Array<{ runId: string; interactionId: string; deadline: number }> = [];
-      let scheduledLate = 0;
+      let openedLate = 0;
+      let timersScheduled = 0;
       t0 = performance.now();
       await pool(Array.from({ length: PARKED }), IN_FLIGHT, async (_, i) => {
         const deadline = Math.round(windowStart + (i / PARKED) * WINDOW_MS);
         const one = await parkOne(store, queues, h.tenant, templates, deadline);
         parked.push({ runId: one.runId, interactionId: one.interactionId, deadline });
-        scheduledLate += one.late ? 1 : 0;
+        openedLate += one.late ? 1 : 0;
+        timersScheduled += one.timer ? 1 : 0;
       });
       const creationMs = performance.now() - t0;
       const used1 = await usedMemory(admin);
-      say(`4. ${PARKED} runs parked in bulk in ${(creationMs / 1000).toFixed(1)} s`);
+      say(`4. ${PARKED} runs parked in bulk in ${(creationMs / 1000).toFixed(1)} s; deadline timer jobs scheduled on park's request: ${timersScheduled}`);
 
-      // Structure: a bulk run looks like a reference run.
-      const refShape = await shapeOf(admin, h, prefix, refIds[0]);
-      const bulkShape = await shapeOf(admin, h, prefix, parked[0].runId);
+      // Structure: a bulk run looks like a reference run (the newest bulk run: its events are still in the stream).
+      const bulkShape = await shapeOf(scope, parked[parked.length - 1].runId);
       expect(bulkShape).toEqual(refShape);
 
       // Memory by component: per-run keys sampled, shared keys whole.
       const all = await scanKeys(admin, prefix);
       const sampleRuns = new Set(parked.slice(0, SAMPLE).flatMap((p) => [p.runId, p.interactionId]));
       const sampled = all.filter((key) => {
-        if (!PER_RUN.test(key) || /:bull:[a-z-]+:(run|ireq)\./.test(key)) {
+        if (!PER_RUN.test(key)) {
           return true;
         }
         const id = /([0-9a-f-]{36})(?::[a-z]+)?$/.exec(key)?.[1];
         return id !== undefined && sampleRuns.has(id);
       });
       const bytes = await memoryOf(admin, sampled);
-      const perKind = new Map<string, { bytes: number; keys: number; perRun: boolean }>();
+      const perKind = new Map<string, { bytes: number; keys: number; perRun: boolean; key: string }>();
       bytes.forEach((b, key) => {
         const name = componentOf(key, h, prefix);
-        const entry = perKind.get(name) ?? { bytes: 0, keys: 0, perRun: PER_RUN.test(key) };
+        const entry = perKind.get(name) ?? { bytes: 0, keys: 0, perRun: PER_RUN.test(key), key };
         entry.bytes += b;
         entry.keys += 1;
         perKind.set(name, entry);
@@ -314,15 +329,15 @@ export async function runParked(redisUrl: string, redisPid: number | undefined, 
       const components: MemoryResults['components'] = [];
       let retained = 0;
       let retainedJobs = 0;
-      perKind.forEach((entry, name) => {
-        if (name === 'bull:runs:job' || name === 'bull:interaction-requests:job') {
+      for (const [name, entry] of perKind) {
+        if (name === 'bull:runs:job') {
           retained += entry.bytes;
           retainedJobs += entry.keys;
-          return;
+          continue;
         }
         // Per-run keys: mean over the sampled runs (bulk only); shared keys: whole, over every parked run.
-        components.push({ name, bytes: entry.perRun ? entry.bytes / SAMPLE : entry.bytes / total, perRunKey: entry.perRun });
-      });
+        components.push({ name, bytes: entry.perRun ? entry.bytes / SAMPLE : entry.bytes / total, perRunKey: entry.perRun, sample: await sampleKey(admin, entry.key) });
+      }
       components.sort((a, b) => b.bytes - a.bytes);
       const log = components.find((c) => c.name === 'run:log')?.bytes ?? 0;
       const totalExclLog = components.filter((c) => c.name !== 'run:log').reduce((s, c) => s + c.bytes, 0);
@@ -336,14 +351,18 @@ export async function runParked(redisUrl: string, redisPid: number | undefined, 
         log,
         usedMemory: (used1 - used0) / PARKED,
         usedMemoryExclLog: (used1 - used0) / PARKED - log,
-        retainedCompleted: (Math.min(1000, total) * 2 * retainedPerJob) / total,
+        retainedCompleted: (Math.min(1000, total) * retainedPerJob) / total,
         retainedCompletedPerJob: retainedPerJob,
         naive,
         creation: { ms: creationMs, perSec: (PARKED * 1000) / creationMs },
         structure: refShape,
-        openAtMeasure: 0,
+        openAtMeasure: await admin.zcard(`${tag}:open-ix`),
+        streamLength: await admin.xlen(`${tag}:events`),
+        eventsMaxLen: EVENTS_MAXLEN,
+        replay: { expected: refEvents, ...(await replayCoverage(scope, [...refIds, ...parked.map((p) => p.runId)], refEvents)) },
+        deadlineIndex: deadlineIndexIn(refShape),
+        zsetProbe: { short: await oneMemberZset(admin, `${prefix}:probe`, 36), long: await oneMemberZset(admin, `${prefix}:probe`, 65) },
       };
-      memory.openAtMeasure = await admin.zcard(`${tag}:open-ix`);
       say(`4. parley ${Math.round(memory.usedMemoryExclLog)} B per parked run excl. log (used_memory), ${Math.round(totalExclLog)} B (MEMORY USAGE)`);
 
       // Item 5: the deadlines fire; each interaction records when it was resolved.
@@ -384,7 +403,8 @@ export async function runParked(redisUrl: string, redisPid: number | undefined, 
         windowMs: WINDOW_MS,
         interactionServices: IX_SERVICES,
         lateness: { p50: pick(50), p99: pick(99), max: lateness[lateness.length - 1], mean: lateness.reduce((a, b) => a + b, 0) / lateness.length },
-        scheduledLate,
+        openedLate,
+        timersScheduled,
         resolvedPerSec: (PARKED * 1000) / Math.max(1, lastResolved - windowStart),
         costs: perCycleCosts(costs, PARKED),
         allExpired: expired === PARKED,

@@ -1,8 +1,11 @@
-import { COMPONENT_LABELS } from '../items/parked';
+import { COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
+import type { CycleResults } from '../items/cycles';
 import type { Results } from './report';
 
 const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
 const b0 = (v: number) => `${n0(v)} B`;
+const pct = (part: number, whole: number) => `${Math.round((100 * part) / whole)}%`;
+const TARGET_BYTES = 1536;
 
 /** The notes under the summary table: what is not met, where the time and the bytes go, what to try first. */
 export function analysis(r: Results): string[] {
@@ -12,50 +15,18 @@ export function analysis(r: Results): string[] {
   const d = r.deadlines;
   const f = r.fanout;
   if (c) {
-    const one = c.throughput.oneWorker;
-    const two = c.throughput.twoWorkers;
-    const best = Math.max(one.perSec, two.perSec);
-    const cpu = one.costs.cpuTotal;
-    const ceiling = (r.cpus * 1000) / cpu;
-    const l = c.latency;
-    out.push(
-      `- **Latency (1).** Sequential answer → resume is ${l.parleyResume.p50.toFixed(1)} ms p50 / ${l.parleyResume.p99.toFixed(1)} ms p99, ` +
-        `${(l.parleyResume.p99 / l.bull.p99).toFixed(1)}× the bare BullMQ round trip at p99 (target ≤ 2×). It crosses three processes ` +
-        '(client → gateway → worker → gateway → client) where the baseline crosses one; each hop is a BullMQ job or a pub/sub message.',
-    );
-    out.push(
-      `- **Throughput (2, 3) is CPU-bound.** One cycle costs ${cpu.toFixed(2)} ms of CPU summed over all processes ` +
-        `(${one.costs.cpu.map(([role, v]) => `${role} ${v.toFixed(2)}`).join(', ')}), against ${c.throughput.mini.costs.cpuTotal.toFixed(2)} ms for the raw floor. ` +
-        `With ${r.cpus} cores that caps this machine at about ${n0(ceiling)} cycles/s whatever the process layout, which is why a second ` +
-        `worker process adds ${two.perSec >= one.perSec * 1.1 ? 'little' : 'nothing'} (${n0(one.perSec)} → ${n0(two.perSec)} /s). ` +
-        `1,000 cycles/s here needs ≤ ${((r.cpus * 1000) / 1000).toFixed(1)} ms of CPU per cycle: about ${(cpu / 2).toFixed(1)}× less than now.` +
-        (r.langgraph ? ` Against LangGraph the best Parley figure is ${(best / r.langgraph.memory.perSec).toFixed(2)}× MemorySaver (target 3×)${'perSec' in r.langgraph.postgres ? ` and ${(best / r.langgraph.postgres.perSec).toFixed(2)}× PostgresSaver, the durable LangGraph setup` : ''}.` : ''),
-    );
-    out.push(
-      `- **Commands (7).** A cycle executes ${one.costs.commands.toFixed(0)} Redis commands (${one.costs.scriptCalls.toFixed(1)} script calls), ` +
-        `${(one.costs.commands / c.throughput.mini.costs.commands).toFixed(1)}× the raw floor. Most are BullMQ's: each cycle moves three jobs ` +
-        '(`runs`, `interaction-requests`, and a `deadlines` job that is added and then removed by the answer), and each job costs an add, a ' +
-        'move to active, a move to finished and their `events` stream entries. Parley\'s own events cost two `XADD`s (tenant and run stream) and a `PUBLISH` each.',
-    );
+    out.push(...cycleNotes(r, c));
   }
   if (m) {
     const parts = m.components.filter((x) => x.name !== 'run:log').slice(0, 5);
     out.push(
       `- **Memory (4).** ${b0(m.usedMemoryExclLog)} per parked run by \`used_memory\` (${b0(m.totalExclLog)} by MEMORY USAGE), ` +
-        `${(m.usedMemoryExclLog / m.naive.usedMemory).toFixed(1)}× the naive design and ${(m.usedMemoryExclLog / 1536).toFixed(1)}× the 1.5 KB target. ` +
+        `${(m.usedMemoryExclLog / m.naive.usedMemory).toFixed(1)}× the naive design and ${(m.usedMemoryExclLog / TARGET_BYTES).toFixed(1)}× the 1.5 KB target. ` +
         `The largest parts: ${parts.map((p) => `${COMPONENT_LABELS[p.name] ?? p.name} ${b0(p.bytes)}`).join('; ')}.`,
     );
   }
   if (d) {
-    const due = d.interactions / (d.windowMs / 1000);
-    out.push(
-      `- **Deadlines (5).** ${n0(d.interactions)} deadlines due over ${d.windowMs / 1000} s (${n0(due)} /s) were resolved at ${n0(d.resolvedPerSec)} /s by ` +
-        `${d.interactionServices} interaction-services, p99 lateness ${n0(d.lateness.p99)} ms. ` +
-        (d.lateness.p99 > 1000
-          ? 'Resolution falls behind the rate they fall due, so lateness grows through the window: the cost is per deadline ' +
-            `(${d.costs.cpuTotal.toFixed(2)} ms CPU and ${d.costs.commands.toFixed(0)} commands each: a BullMQ job, an interaction read, the resolve script, a resume job).`
-          : `Resolution keeps up with that rate; each costs ${d.costs.cpuTotal.toFixed(2)} ms CPU and ${d.costs.commands.toFixed(0)} Redis commands (a BullMQ job, an interaction read, the resolve script, a resume job).`),
-    );
+    out.push(deadlineNote(d));
   }
   if (f) {
     out.push(
@@ -69,56 +40,236 @@ export function analysis(r: Results): string[] {
   out.push('## Where to cut, ranked by expected gain');
   out.push('');
   out.push('Measured, not tried: these are suggestions for whoever owns the store and the services (the bench changes no product code).');
+  out.push('Each list is ranked by the measured size of what it would cut.');
   out.push('');
-  out.push('Memory per parked run (4):');
+  if (m) {
+    out.push(...memoryCuts(m));
+  }
+  if (c) {
+    out.push(...cpuCuts(r, c));
+  }
+  if (d) {
+    out.push(...deadlineCuts(d));
+  }
+  return out;
+}
+
+/** Commands a bare BullMQ job round trip executes, times the jobs a cycle moves: BullMQ's share of a cycle, roughly. */
+function bullShare(c: CycleResults): number {
+  const flow = c.throughput.oneWorker.flow;
+  return flow ? (flow.runJobs + flow.timerJobs) * c.bullCosts.commands : Number.NaN;
+}
+
+/** Each event is an INCR, an XADD, an append to the run's seqs and a PUBLISH inside the script that makes the change. */
+const COMMANDS_PER_EVENT = 4;
+
+function cycleNotes(r: Results, c: CycleResults): string[] {
+  const one = c.throughput.oneWorker;
+  const two = c.throughput.twoWorkers;
+  const best = Math.max(one.perSec, two.perSec);
+  const cpu = one.costs.cpuTotal;
+  const budget = r.cpus;
+  const l = c.latency;
+  const flow = one.flow;
+  const out: string[] = [];
+  out.push(
+    `- **Latency (1).** Sequential answer → resume is ${l.parleyResume.p50.toFixed(1)} ms p50 / ${l.parleyResume.p99.toFixed(1)} ms p99, ` +
+      `${(l.parleyResume.p99 / l.bull.p99).toFixed(1)}× the bare BullMQ round trip at p99 (target ≤ 2×). It crosses three processes ` +
+      '(client → gateway → worker → gateway → client) where the baseline crosses one; each hop is a BullMQ job or a pub/sub message.',
+  );
+  out.push(
+    `- **Throughput (2, 3) is CPU-bound.** One cycle costs ${cpu.toFixed(2)} ms of CPU summed over all processes ` +
+      `(${one.costs.cpu.map(([role, v]) => `${role} ${v.toFixed(2)}`).join(', ')}), against ${c.throughput.mini.costs.cpuTotal.toFixed(2)} ms for the raw floor. ` +
+      `With ${r.cpus} cores that caps this machine at about ${n0((r.cpus * 1000) / cpu)} cycles/s whatever the process layout, which is why a second ` +
+      `worker process adds ${two.perSec >= one.perSec * 1.1 ? 'little' : 'nothing'} (${n0(one.perSec)} → ${n0(two.perSec)} /s). ` +
+      `1,000 cycles/s here needs ≤ ${budget.toFixed(1)} ms of CPU per cycle: ${cpu > budget ? `about ${(cpu / budget).toFixed(1)}× less than now` : 'it is within that now'}.` +
+      (r.langgraph
+        ? ` Against LangGraph the best Parley figure is ${(best / r.langgraph.memory.perSec).toFixed(2)}× MemorySaver (target 3×)${'perSec' in r.langgraph.postgres ? ` and ${(best / r.langgraph.postgres.perSec).toFixed(2)}× PostgresSaver, the durable LangGraph setup` : ''}.`
+        : ''),
+  );
+  const total = one.costs.commands;
+  out.push(
+    `- **Commands (7).** A cycle executes ${total.toFixed(0)} Redis commands (${one.costs.scriptCalls.toFixed(1)} script calls), ` +
+      `${(total / c.throughput.mini.costs.commands).toFixed(1)}× the raw floor.` +
+      (flow
+        ? ` It moves ${flow.runJobs.toFixed(2)} \`runs\` jobs (one per answer, plus the start) and ${flow.timerJobs.toFixed(2)} deadline timer jobs; at the ` +
+          `${c.bullCosts.commands.toFixed(0)} commands of the bare BullMQ round trip (§1) that is about ${bullShare(c).toFixed(0)} commands of BullMQ's. ` +
+          `It writes ${flow.events.toFixed(2)} events, each an \`INCR\`, one \`XADD\` (tenant stream), an append to the run's seqs and a \`PUBLISH\`: ` +
+          `${(flow.events * COMMANDS_PER_EVENT).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT).toFixed(0)} are Parley's ` +
+          'scripts and reads (run hash, log, interaction, lease, the deadline filing).'
+        : ''),
+  );
+  return out;
+}
+
+/** Each process's share of one core while deadlines were resolved: CPU per deadline × deadlines per second. */
+function busy(d: DeadlineResults): Array<[string, number]> {
+  return d.costs.cpu
+    .filter(([, v]) => Number.isFinite(v))
+    .map(([role, v]) => [role, (v * d.resolvedPerSec) / 1000] as [string, number])
+    .sort((a, b) => b[1] - a[1]);
+}
+
+function deadlineNote(d: DeadlineResults): string {
+  const due = d.interactions / (d.windowMs / 1000);
+  const keeps = d.resolvedPerSec >= 0.98 * due ? 'Resolution keeps up with that rate' : 'Resolution falls behind the rate they fall due, so lateness grows through the window';
+  const services = d.costs.cpu.filter(([role]) => role.startsWith('interactions')).map(([role, v]) => `${role} ${v.toFixed(2)}`);
+  const load = busy(d).map(([role, f]) => `${role} ${pct(f, 1)}`);
+  return (
+    `- **Deadlines (5).** ${n0(d.interactions)} deadlines due over ${d.windowMs / 1000} s (${n0(due)} /s) were resolved at ${n0(d.resolvedPerSec)} /s through the tenant's ` +
+    `one timer (${d.interactionServices} interaction-services), p99 lateness ${n0(d.lateness.p99)} ms (target ≤ 1,000 ms). ${keeps}; each deadline costs ${d.costs.cpuTotal.toFixed(2)} ms CPU ` +
+    `and ${d.costs.commands.toFixed(0)} Redis commands (${d.costs.scriptCalls.toFixed(1)} script calls, BullMQ's included), the timer jobs and the sweeper's work over the window spread over them. ` +
+    `CPU per deadline by interaction-service: ${services.join(', ')} (one tenant's timer is one job at a time, taken by whichever process is free). ` +
+    `At the resolved rate, the share of one core each process was busy: ${load.join(', ')}.`
+  );
+}
+
+/** When the deadlines fell behind: which process was busiest, and where Redis spent its time. */
+function deadlineCuts(d: DeadlineResults): string[] {
+  if (d.lateness.p99 <= 1000) {
+    return [];
+  }
+  const [top] = busy(d);
+  const time = d.costs.redisUsec
+    .slice(0, 6)
+    .map(([name, us]) => `\`${name}\` ${us.toFixed(0)} µs`)
+    .join(', ');
+  const lpos = d.costs.redisUsec.find(([name]) => name === 'lpos');
+  return [
+    `Deadlines (5): ${n0(d.resolvedPerSec)} resolved per second against ${n0(d.interactions / (d.windowMs / 1000))} due, p99 lateness ${n0(d.lateness.p99)} ms. ` +
+      `The busiest process was ${top[0]} (${pct(top[1], 1)} of a core at that rate). Redis time per deadline: ${time} (a script's time includes the commands it ran). ` +
+      'The tenant has one timer job at a time (the sweeper adds one only for an overdue earliest deadline), so one process sweeps while the other waits; sweeping due deadlines in parallel (several ' +
+      'timer jobs over disjoint ranges, or more than one batch in flight) would use both, and whatever Redis spends per deadline bounds the rate whatever the layout.' +
+      (lpos
+        ? ` \`lpos\` (${lpos[1].toFixed(0)} µs per deadline) is BullMQ's \`getJobState\`, which the sweeper calls for each run left \`queued\` longer than two leases: ` +
+          'it scans the `runs` wait list, which here holds every resume job the expiries enqueued (the loop-worker is stopped), so each sweep costs the number of queued runs times the length of that list.'
+        : ''),
+    '',
+  ];
+}
+
+type Component = MemoryResults['components'][number];
+
+/** A zset's members as measured, and what their length costs. */
+function zsetNote(c: Component, m: MemoryResults): string {
+  const z = c.sample;
+  if (!z?.memberBytes) {
+    return '';
+  }
+  const what = `${z.encoding}, members of ${z.memberBytes} B (${z.memberIsKey ? 'full interaction keys' : 'ids'})`;
+  if (c.perRunKey && z.memberIsKey) {
+    return (
+      `${what}: past 64 bytes (a longer prefix or tenant name) a member takes the zset out of the listpack encoding, and a one-member zset then costs ` +
+      `${b0(m.zsetProbe.long)} instead of ${b0(m.zsetProbe.short)} (measured). Ids instead of keys keep it small whatever the names.`
+    );
+  }
+  return `${what}; over 128 members a zset is a skiplist, so each entry costs a node and a dict entry besides its member${z.memberIsKey ? ': ids instead of keys would shorten every entry' : ''}.`;
+}
+
+/** What each memory component is (from its measured sample key), and what would shrink it. */
+function memoryNote(c: Component, m: MemoryResults): string {
+  const fields = c.sample?.fields ?? [];
+  switch (c.name) {
+    case 'ix':
+      return (
+        `${fields.length} fields (${fields.join(', ')}).` +
+        (fields.includes('data') ? ' `data` holds the interaction JSON as opened, prompt included; the same prompt is in the log\'s `question` entry and in the `interaction.opened` event.' : '') +
+        (fields.includes('prompt') ? ' `prompt` repeats the prompt of the log\'s `question` entry and of the `interaction.opened` event.' : '')
+      );
+    case 'run': {
+      const repeated = ['id', 'tenant'].filter((f) => fields.includes(f));
+      return `${fields.length} fields (${fields.join(', ')})${repeated.length ? `; ${repeated.map((f) => `\`${f}\``).join(' and ')} repeat the key` : ''}; the times are ISO strings.`;
+    }
+    case 'tenant:events':
+      return (
+        `every event is stored once, here; the stream is trimmed to about \`PARLEY_EVENTS_MAXLEN\` (${n0(m.eventsMaxLen)}; it held ${n0(m.streamLength)}), so this share ` +
+        `falls as the population grows, and so does what a replay finds (${n0(m.replay.gone)} of ${n0(m.replay.runs)} parked runs had no event left in it). ` +
+        '`interaction.opened` carries the whole interaction, prompt included: referencing it by id would shrink the entries.'
+      );
+    case 'run:seqs':
+      return (
+        `a ${c.sample?.type ?? '?'} (${c.sample?.encoding ?? '?'}${c.sample?.size !== undefined ? `, ${c.sample.size} ${c.sample.type === 'string' ? 'bytes' : 'entries'}` : ''}): ` +
+        'the seqs the run\'s replay reads the tenant stream through. Most of its cost is that of a key (name, dict entry, object header), not its content.'
+      );
+    case 'tenant:active-runs':
+      return `every run the gateway admitted, scored by start, filed even with the limits off (the sweeper walks it, and removes ended runs); ${zsetNote(c, m)}`;
+    case 'tenant:runs':
+      return `every run id, scored by creation; entries of expired runs leave only when a listing meets them; ${zsetNote(c, m)}`;
+    default:
+      return c.sample?.type === 'zset' ? zsetNote(c, m) : '';
+  }
+}
+
+function memoryCuts(m: MemoryResults): string[] {
+  const parts = m.components.filter((x) => x.name !== 'run:log' && x.bytes >= 0.01 * m.totalExclLog);
+  const perRunKeys = m.components.filter((x) => x.perRunKey && x.name !== 'run:log').length;
+  const over = m.totalExclLog - TARGET_BYTES;
+  const out = [
+    `Memory per parked run (4): ${b0(m.totalExclLog)} by MEMORY USAGE, ${over > 0 ? `${b0(over)} over` : `${b0(-over)} under`} the ${b0(TARGET_BYTES)} target; ` +
+      `${perRunKeys} keys of its own besides the log, each paying its name and object header besides its content. The components of 1% or more:`,
+    '',
+  ];
+  parts.forEach((p, i) => {
+    const note = memoryNote(p, m);
+    out.push(`${i + 1}. **${COMPONENT_LABELS[p.name] ?? p.name}** (${b0(p.bytes)}, ${pct(p.bytes, m.totalExclLog)})${note ? `: ${note}` : ''}`);
+  });
   out.push('');
-  const comp = (name: string) => m?.components.find((x) => x.name === name)?.bytes ?? Number.NaN;
-  out.push(
-    `1. **The per-run event stream** (${b0(comp('run:events'))}): Redis 7 preallocates a stream's newest listpack node at ` +
-      '`stream-node-max-bytes` (4,096 B by default), so every stream costs about 4.7 KB from its first entry on (one 5-byte entry: ' +
-      '4,736 B by MEMORY USAGE here), and every event is stored twice, in the tenant stream and in `run:<id>:events`. Serving a run\'s ' +
-      'replay from the tenant stream (the gateway filters by run already), or deleting the run stream when the run parks, saves nearly ' +
-      'all of it; a smaller `stream-node-max-bytes` (a server setting, for every stream) would cut the preallocation without code changes.',
-  );
-  out.push(
-    `2. **One delayed BullMQ job per open interaction** (${b0(comp('bull:deadlines:job') + comp('bull:deadlines:delayed'))} with its \`delayed\` entry): a ` +
-      'tenant deadline zset (score = deadline, member = interaction id) swept by one repeatable job or a blocking loop would cost one ' +
-      'zset entry (~60–150 B) and lets an answer skip the job removal (fewer commands per cycle too, and a sweep can expire many ' +
-      'interactions per round trip, which is what item 5 needs).',
-  );
-  out.push(
-    `3. **Event payloads** (the tenant stream share, ${b0(comp('tenant:events'))} per run, bounded by \`PARLEY_EVENTS_MAXLEN\`): \`interaction.opened\` carries the whole ` +
-      'interaction (prompt included), which is also in the interaction hash and the log. Referencing it by id would shrink both streams.',
-  );
-  out.push(
-    `4. **Index members are full key names** (\`run:<id>:ix\` ${b0(comp('run:ix'))}, \`open-ix\` ${b0(comp('tenant:open-ix'))} per run): with a longer prefix or tenant name a ` +
-      'member passes 64 bytes and Redis switches the zset from a listpack to a skiplist (a one-member `run:<id>:ix` then costs ~1 KB: it did ' +
-      'in a trial with the harness\'s longer prefix). Storing interaction ids instead of keys keeps them small whatever the names.',
-  );
-  out.push(
-    `5. **The interaction hash** (${b0(comp('ix'))}) keeps the interaction as one JSON \`data\` field, prompt included, next to the same prompt in the log.`,
-  );
-  out.push('');
-  out.push('CPU and commands per cycle (2, 3, 7), and deadline throughput (5):');
-  out.push('');
-  out.push(
-    '1. **Fold the `interaction-requests` hop into the park step**: open the interaction in the same Lua script that parks the run ' +
-      '(same slot: tenant hash tag) instead of a BullMQ job to the interaction-service. One job lifecycle (~40 commands, one process ' +
-      'hop and its CPU) less per cycle, and `interaction.opened` reaches the client sooner.',
-  );
-  out.push('2. **Deadlines as a zset sweep** (memory item 2): no delayed job added per question and no removal per answer; expiries batched.');
-  out.push(
-    '3. **One event copy, not two**: dropping the per-run stream halves the `XADD`s per event; the gateway parses each published ' +
-      'event once per message, so fewer or smaller events also cut gateway CPU.',
-  );
-  out.push(
-    '4. **Fewer reads per resume**: the worker reads the run hash and the whole log (`HGETALL`, `LRANGE`) before acquiring the lease and ' +
-      'again in the loop; the acquire script could return what the step needs.',
-  );
-  out.push(
-    '5. **Fan-out by room** (item 6): join each socket to a tenant room (and an owner room for members) and broadcast once per ' +
-      'event instead of `socket.emit` per socket; the per-socket sequence check can stay for replays.',
-  );
+  return out;
+}
+
+const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.breakdown.find(([n]) => n === name)?.[1] ?? 0;
+
+/** What each process spends a cycle on, and what would cut it. */
+function processNote(role: string, c: CycleResults): string {
+  const flow = c.throughput.oneWorker.flow;
+  if (role.startsWith('gateway')) {
+    return (
+      'the answer (validation, interaction read, the resolve script, the `runs` enqueue) and the fan-out: each published event ' +
+      `(${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed and checked against every socket, then sent with \`socket.emit\` per socket. ` +
+      'Fewer or smaller events, and a room broadcast (item 6), cut it.'
+    );
+  }
+  if (role.startsWith('worker')) {
+    return (
+      'each pass of its loop reads the whole log and rebuilds the conversation from it ' +
+      `(\`lrange\` ${cmd(c, 'lrange').toFixed(1)}, \`hgetall\` ${cmd(c, 'hgetall').toFixed(1)} executed per cycle, all processes); ` +
+      'keeping what it has read while it holds the lease, and reading only the entries after it, would cut the rereads.'
+    );
+  }
+  if (role === 'redis') {
+    const usec = c.throughput.oneWorker.costs.redisUsec;
+    const scripts = usec.filter(([name]) => name === 'evalsha' || name === 'eval').reduce((sum, [, v]) => sum + v, 0);
+    const rest = usec.filter(([name]) => name !== 'evalsha' && name !== 'eval').reduce((sum, [, v]) => sum + v, 0);
+    return (
+      `${c.throughput.oneWorker.costs.commands.toFixed(0)} commands per cycle, about ${bullShare(c).toFixed(0)} of them BullMQ's (see Commands above). ` +
+      `By \`INFO commandstats\`, Redis spent ${scripts.toFixed(0)} µs per cycle in script calls (${c.throughput.oneWorker.costs.scriptCalls.toFixed(1)}, Parley's and BullMQ's) and ` +
+      `${rest.toFixed(0)} µs in all other commands, those the scripts ran included` +
+      (scripts > 2 * rest ? ': most of its time is the scripts\' own Lua, so fewer and shorter scripts per cycle cut it more than fewer commands.' : '.')
+    );
+  }
+  if (role === 'bench') {
+    return 'the answering socket.io client of the bench, not Parley: it is the same in every layout.';
+  }
+  if (role.startsWith('interactions')) {
+    return 'not on the cycle\'s path any more (the worker opens the interaction, the gateway resolves it); this is its queue workers\' polling and the sweeper.';
+  }
+  return '';
+}
+
+function cpuCuts(r: Results, c: CycleResults): string[] {
+  const costs = c.throughput.oneWorker.costs;
+  const budget = r.cpus;
+  const out = [
+    `CPU per cycle (2, 3, 7): ${costs.cpuTotal.toFixed(2)} ms over all processes with 1 loop-worker; 1,000 cycles/s on this machine needs ≤ ${budget.toFixed(1)} ms. By process, largest first:`,
+    '',
+  ];
+  [...costs.cpu]
+    .filter(([, v]) => Number.isFinite(v))
+    .sort((a, b) => b[1] - a[1])
+    .forEach(([role, v], i) => {
+      const note = processNote(role, c);
+      out.push(`${i + 1}. **${role}** (${v.toFixed(2)} ms, ${pct(v, costs.cpuTotal)})${note ? `: ${note}` : ''}`);
+    });
   out.push('');
   return out;
 }

@@ -5,7 +5,7 @@ import { nowMs, sleep } from './stats';
 /**
  * A scripted agent that asks `questions` free-text questions in a row (one per model turn, no
  * text, so no message deltas), then finishes. `timeoutSecs` 3600 is the agents' default limit: each
- * question then also schedules a deadline job, and each answer cancels it.
+ * question's deadline is then filed in a tenant index by `park` and dropped by the answer.
  */
 export function questionerAgent(name: string, questions: number, timeoutSecs = 3600) {
   const turns: Array<Record<string, unknown>> = [];

@@ -28,13 +28,27 @@ export function ownCpuMs(): number {
   return (user + system) / 1000;
 }
 
-/** `INFO commandstats`: calls per command, counting commands run inside Lua scripts too. */
-export async function commandStats(redis: Redis): Promise<Map<string, number>> {
+/** `INFO commandstats`: calls and µs spent per command, counting commands run inside Lua scripts too. */
+export async function commandStats(redis: Redis): Promise<{ calls: Map<string, number>; usec: Map<string, number> }> {
   const info = await redis.info('commandstats');
-  const out = new Map<string, number>();
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    out.set(match[1], Number(match[2]));
+  const calls = new Map<string, number>();
+  const usec = new Map<string, number>();
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    calls.set(match[1], Number(match[2]));
+    usec.set(match[1], Number(match[3]));
   }
+  return { calls, usec };
+}
+
+/** `after - before` for every name that grew. */
+function deltas(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  after.forEach((n, name) => {
+    const d = n - (before.get(name) ?? 0);
+    if (d > 0) {
+      out.set(name, d);
+    }
+  });
   return out;
 }
 
@@ -44,7 +58,7 @@ export class CostWindow {
     private readonly redis: Redis,
     private readonly pids: Map<string, number | undefined>,
     private readonly cpu0: Map<string, number>,
-    private readonly stats0: Map<string, number>,
+    private readonly stats0: Awaited<ReturnType<typeof commandStats>>,
     private readonly t0: number,
   ) {}
 
@@ -61,16 +75,10 @@ export class CostWindow {
     const cpu = new Map<string, number>();
     this.pids.forEach((pid, role) => cpu.set(role, cpuMsOf(pid) - (this.cpu0.get(role) ?? 0)));
     cpu.set('bench', ownCpuMs() - (this.cpu0.get('bench') ?? 0));
-    const commands = new Map<string, number>();
-    stats1.forEach((n, name) => {
-      const d = n - (this.stats0.get(name) ?? 0);
-      if (d > 0) {
-        commands.set(name, d);
-      }
-    });
+    const commands = deltas(this.stats0.calls, stats1.calls);
     // The INFO call that closes the window is counted once; drop it.
     commands.set('info', (commands.get('info') ?? 1) - 1);
-    return { ms: performance.now() - this.t0, cpu, commands };
+    return { ms: performance.now() - this.t0, cpu, commands, usec: deltas(this.stats0.usec, stats1.usec) };
   }
 }
 
@@ -80,6 +88,8 @@ export interface CostFigures {
   cpu: Map<string, number>;
   /** Commands executed by the server, by name, over the window. */
   commands: Map<string, number>;
+  /** µs the server spent in each command (a script's own figure includes the commands it ran). */
+  usec: Map<string, number>;
 }
 
 export function sumOf(map: Map<string, number>, keep: (name: string) => boolean = () => true): number {
@@ -102,6 +112,10 @@ export function perCycleCosts(costs: CostFigures, cycles: number): PerCycleCosts
     commands: sumOf(costs.commands) / cycles,
     scriptCalls: sumOf(costs.commands, (name) => name === 'evalsha' || name === 'eval') / cycles,
     breakdown,
+    redisUsec: [...costs.usec]
+      .map(([name, us]) => [name, us / cycles] as [string, number])
+      .filter(([, v]) => v >= 0.5)
+      .sort((a, b) => b[1] - a[1]),
   };
 }
 
@@ -112,4 +126,6 @@ export interface PerCycleCosts {
   commands: number;
   scriptCalls: number;
   breakdown: Array<[string, number]>;
+  /** µs of Redis time per cycle by command, largest first (`evalsha` includes the commands its scripts ran). */
+  redisUsec: Array<[string, number]>;
 }

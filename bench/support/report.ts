@@ -3,7 +3,7 @@ import { cpus } from 'node:os';
 import type { CycleResults, ThroughputFigures } from '../items/cycles';
 import type { FanoutResults } from '../items/fanout';
 import type { LangGraphResults } from '../items/langgraph';
-import { COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
+import { BULK_STEPS, COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
 import type { PerCycleCosts } from './procs';
 import type { Latency } from './stats';
 
@@ -102,6 +102,19 @@ function costRows(out: string[], rows: Array<[string, PerCycleCosts]>): void {
   }
 }
 
+/** The commands Redis spent most time in; a script's time (`evalsha`) includes the commands it ran, which are listed too. */
+function usecList(c: PerCycleCosts): string {
+  return c.redisUsec
+    .slice(0, 8)
+    .map(([name, v]) => `\`${name}\` ${v.toFixed(1)} µs`)
+    .join(', ');
+}
+
+/** Where park files deadlines, as the structure check of item 4 found it. */
+function deadlineIndex(r: Results): string {
+  return r.memory && r.memory.deadlineIndex !== 'none' ? `the tenant's \`${r.memory.deadlineIndex}\` index` : 'a tenant index';
+}
+
 function throughputRow(label: string, t: ThroughputFigures): string {
   return `| ${label} | ${t.cycles} | ${(t.ms / 1000).toFixed(2)} s | ${n0(t.perSec)} | ${ms(t.resume.p50)} | ${ms(t.resume.p99)} |`;
 }
@@ -127,8 +140,9 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
   out.push('- Parley runs as **separate OS processes** (the multi-process harness of `test/harness/`: 1 gateway, 1 or 2');
   out.push('  loop-workers with concurrency 50, 1 or 2 interaction-services, started from the TypeScript sources, logs at `warn`,');
   out.push('  tenant limits off); the answering socket.io client is the bench process. Scripted agents: no model latency,');
-  out.push('  one tool call per turn (`ask_user_text`), each question with the default 3600 s timeout, so each also');
-  out.push('  schedules a deadline job that the answer cancels.');
+  out.push('  one tool call per turn (`ask_user_text`), each question with the default 3600 s timeout, so `park` also');
+  out.push(`  files its deadline in ${deadlineIndex(r)} and the answer drops it (a timer job is scheduled only`);
+  out.push('  when a deadline is the tenant\'s earliest).');
   out.push('- Targets are shown as information; the bench asserts only sanity (every run finished, every question');
   out.push('  answered, every deadline resolved, bulk-created runs shaped like real ones), never timing.');
   out.push('- The resume signal: there is no `run.resumed` event type; the bench times the answer to the run\'s');
@@ -209,9 +223,9 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(`| Baseline: minimal park/resume, answer → job running again | ${l.miniResume.count} | ${ms(l.miniResume.p50)} | ${ms(l.miniResume.p99)} | ${ms(l.miniResume.mean)} |`);
     out.push('');
     out.push(`Answers absorbed by a run still being advanced (no resume event, not timed): ${l.absorbed}. The Parley figure holds`);
-    out.push('three process hops: client → gateway (validation, interaction read, the resolve script, the `runs` enqueue, the');
-    out.push('deadline removal), gateway → worker (BullMQ pick-up, run read, lease script), worker → gateway → client (pub/sub,');
-    out.push('socket.io). The bare BullMQ round trip has one hop and no event back.');
+    out.push('three process hops: client → gateway (validation, interaction read, the resolve script, which also drops the');
+    out.push('deadline, the `runs` enqueue), gateway → worker (BullMQ pick-up, run read, lease script), worker → gateway → client');
+    out.push('(pub/sub, socket.io). The bare BullMQ round trip has one hop and no event back.');
     out.push('');
 
     const t = c.throughput;
@@ -257,12 +271,13 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
   if (m) {
     out.push(`## 4. Redis bytes per parked run (${n0(m.runs)} parked runs)`);
     out.push('');
-    out.push(`${m.reference} runs of a one-question agent are parked by the real services (gateway → loop-worker →`);
-    out.push(`interaction-service). The other ${n0(m.runs)} are written in bulk by the bench (${n0(m.creation.perSec)} runs/s, ${(m.creation.ms / 1000).toFixed(0)} s) through the`);
-    out.push('same store repositories and Lua scripts the services call for a first step that asks: `admit-run`, `create-run`,');
-    out.push('`acquire-lease`, `append-log` (the assistant turn and its `tool.call` event), `append-log` (the question), `park`,');
-    out.push('`open-interaction`, and the delayed deadline job; the log entries are copied from a reference run. The bench');
-    out.push('asserts that a bulk run\'s keys, their types, hash fields, log entries and events equal a reference run\'s:');
+    out.push(`${m.reference} runs of a one-question agent are parked by the real services (gateway → loop-worker). The other`);
+    out.push(`${n0(m.runs)} are written in bulk by the bench (${n0(m.creation.perSec)} runs/s, ${(m.creation.ms / 1000).toFixed(0)} s) through the same store repositories and`);
+    out.push(`Lua scripts the services call for a first step that asks: ${BULK_STEPS} in ${deadlineIndex(r)}; when \`park\` answers with a due time (the`);
+    out.push(`deadline is the tenant's earliest) the bench schedules the tenant's timer job, as the worker does (here for ${n0(d?.timersScheduled ?? Number.NaN)} of`);
+    out.push('the bulk parks). The log entries are copied from a reference run. The bench asserts that a bulk run\'s keys, their types,');
+    out.push('hash fields, log entries, its replay (`read-run-events`: event types in order), its entries in the tenant indexes and');
+    out.push('the tenant timer that covers it equal a reference run\'s:');
     out.push('');
     out.push('```');
     out.push(...m.structure);
@@ -271,7 +286,7 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(`Two measures. **used_memory**: \`INFO memory\` before and after the bulk creation (the bench's own Redis, so nothing`);
     out.push('else moves it; includes the key-space dictionary and allocator overhead), per run, minus the sampled log size.');
     out.push(`**MEMORY USAGE** (\`SAMPLES 0\`): per-run keys summed over ${n0(m.sample)} sampled bulk runs and averaged; shared keys (tenant`);
-    out.push('streams and indexes, BullMQ queue keys) taken whole and divided by every parked run.');
+    out.push('stream and indexes, the deadline timer and its BullMQ job and queue keys) taken whole and divided by every parked run.');
     out.push('');
     out.push('| component | bytes per parked run |');
     out.push('|---|---|');
@@ -281,9 +296,12 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(`| **sum, MEMORY USAGE, excl. the log** | **${b0(m.totalExclLog)}** |`);
     out.push(`| **used_memory delta, excl. the log** | **${b0(m.usedMemoryExclLog)}** |`);
     out.push(`| (the conversation log \`run:<id>:log\`, excluded) | ${b0(m.log)} |`);
-    out.push(`| (completed \`runs\` and \`interaction-requests\` jobs BullMQ keeps, at most 1,000 per queue, ${b0(m.retainedCompletedPerJob)} each: per run at ${n0(m.runs)}) | ${b0(m.retainedCompleted)} |`);
+    out.push(`| (completed \`runs\` jobs BullMQ keeps, at most 1,000, ${b0(m.retainedCompletedPerJob)} each: per run at ${n0(m.runs)}) | ${b0(m.retainedCompleted)} |`);
     out.push('');
-    out.push(`Open interactions when measured: ${n0(m.openAtMeasure)} of ${n0(m.runs + m.reference)}.`);
+    out.push(`Open interactions when measured: ${n0(m.openAtMeasure)} of ${n0(m.runs + m.reference)}. The tenant stream then held ${n0(m.streamLength)} events (trimmed to`);
+    out.push(`about \`PARLEY_EVENTS_MAXLEN\` = ${n0(m.eventsMaxLen)}), so its share per run depends on the population, not on the events per run.`);
+    out.push(`A run's replay (\`read-run-events\`) reads its events from that stream through its seqs and skips the trimmed ones: of the`);
+    out.push(`${n0(m.replay.runs)} parked runs (${m.replay.expected} events each), ${n0(m.replay.gone)} replayed none and ${n0(m.replay.partial)} only some when measured.`);
     out.push('');
     out.push(`Baseline (the issue's naive design, ${n0(m.runs)} of them): one hash with the run and its question (8 fields), one`);
     out.push(`entry in a waiting-index zset, one delayed BullMQ job: ${b0(m.naive.usedMemory)} per run by \`used_memory\`, ${b0(m.naive.sampled)} by MEMORY USAGE:`);
@@ -298,19 +316,24 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(`## 5. Deadline lateness (${n0(d.interactions)} open interactions)`);
     out.push('');
     out.push(`The ${n0(d.interactions)} bulk-parked runs of §4 have their deadlines spread evenly over a ${d.windowMs / 1000} s window that starts after the`);
-    out.push(`creation and the memory measurement (${n0(d.interactions / (d.windowMs / 1000))} deadlines due per second). ${d.interactionServices} interaction-service`);
-    out.push('processes (deadline worker concurrency 32 each) resolve them; the gateway and the loop-worker are stopped, so the');
-    out.push('resume jobs the expiries enqueue wait. Lateness = the interaction\'s `resolvedAt` (written by the resolve script)');
-    out.push('minus its `deadline`.');
+    out.push(`creation and the memory measurement (${n0(d.interactions / (d.windowMs / 1000))} deadlines due per second). They are filed in ${deadlineIndex(r)};`);
+    out.push('the tenant has one timer job at a time in the `deadlines` queue, due at its earliest deadline. When it fires, an');
+    out.push('interaction-service resolves the due interactions as `expired`, in batches, enqueues their runs\' resume jobs, then re-arms');
+    out.push(`the timer at the earliest deadline left and schedules that job. ${d.interactionServices} interaction-service processes take the timer jobs (one at a time for the`);
+    out.push('one tenant); the gateway and the loop-worker are stopped, so the resume jobs the expiries enqueue wait. Lateness =');
+    out.push('the interaction\'s `resolvedAt` (written by the resolve script) minus its `deadline`.');
     out.push('');
     out.push('| | p50 | p99 | max | mean | resolved/s | all expired? |');
     out.push('|---|---|---|---|---|---|---|');
     out.push(`| lateness | ${ms0(d.lateness.p50)} | ${ms0(d.lateness.p99)} | ${ms0(d.lateness.max)} | ${ms0(d.lateness.mean)} | ${n0(d.resolvedPerSec)} | ${d.allExpired ? 'yes' : 'no'} |`);
     out.push('');
-    out.push(`Deadline jobs added after their deadline (the bulk creation ran into the window): ${n0(d.scheduledLate)}.`);
-    out.push('Cost per deadline resolution over the window:');
+    out.push(`Interactions opened after their deadline (the bulk creation ran into the window): ${n0(d.openedLate)}.`);
+    out.push('Cost per deadline resolution over the window (the timer jobs, their sweeps and re-arms included):');
     out.push('');
     costRows(out, [['deadline → expired (+ resume job enqueued)', d.costs]]);
+    out.push('');
+    out.push(`Commands executed per deadline, largest first: ${d.costs.breakdown.slice(0, 10).map(([name, v]) => `\`${name}\` ${n2(v)}`).join(', ')}.`);
+    out.push(`Redis time per deadline (\`INFO commandstats\` usec), largest first: ${usecList(d.costs)}.`);
     out.push('');
   }
 
@@ -346,6 +369,15 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
       ['Baseline: minimal park/resume (all in the bench process)', c.throughput.mini.costs],
       ['Baseline: bare BullMQ round trip (§1)', c.bullCosts],
     ]);
+    out.push('');
+    const flow = c.throughput.oneWorker.flow;
+    if (flow) {
+      out.push(`What a cycle moves (Parley, 1 loop-worker, measured over the same window): ${n2(flow.events)} events (the tenant's \`seq\``);
+      out.push('delta; each is an `INCR`, one `XADD` to the tenant stream, an append to the run\'s seqs and a `PUBLISH`, inside');
+      out.push(`the script that makes the change), ${n2(flow.runJobs)} \`runs\` jobs (one per answer, plus the start), ${n2(flow.timerJobs)} deadline timer jobs.`);
+      out.push('');
+    }
+    out.push(`Redis time per cycle (Parley, 1 loop-worker; \`INFO commandstats\` usec), largest first: ${usecList(c.throughput.oneWorker.costs)}.`);
     out.push('');
     out.push('Where the commands go (Parley, 1 loop-worker, executed per cycle; `evalsha` is the script calls themselves):');
     out.push('');
