@@ -10,7 +10,7 @@ const SCHEDULER_ID = 'sweep';
 /** How long a run id may sit in the active index before its hash exists (admission to creation). */
 const ADMISSION_GRACE_MS = 5 * 60_000;
 
-/** Job lookups per pipeline. */
+/** Run and job lookups per pipeline. */
 const LOOKUP_BATCH = 1000;
 
 /**
@@ -37,9 +37,9 @@ export interface SweepCounts {
  * to advance it, and a tenant whose deadline timer job is gone. Every repair is an idempotent
  * enqueue, so a sweep that races a worker or another sweep changes nothing.
  *
- * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant one ZRANGE of its
- * active runs (bounded by the concurrent-run limit; ended ones are pruned by admit-run), one
- * pipelined HMGET of those runs and one read of its earliest deadline. Job lookups happen only for
+ * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its active runs
+ * (bounded by the concurrent-run limit; ended ones are pruned by admit-run) a page of 1,000 at a
+ * time with one pipelined HMGET each, and one read of its earliest deadline. Job lookups happen only for
  * runs that look stuck. Runs started outside the gateway (schedules, sub-agents) are not in the
  * active set; the schedules processor re-enqueues its own queued runs, a sub-agent's end wakes its
  * parent.
@@ -91,27 +91,31 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0 };
     for (const tenant of await redis.smembers(keys.tenants())) {
       counts.tenants += 1;
-      const indexed = await redis.zrange(keys.activeRuns(tenant), '0', '-1', 'WITHSCORES');
-      const runIds = indexed.filter((_, i) => i % 2 === 0);
-      const admittedAt = indexed.filter((_, i) => i % 2 === 1).map(Number);
-      const pipeline = redis.pipeline();
-      runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
-      const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
       const ended: string[] = [];
       const suspects: Array<{ runId: string; wake: number; repair: 'requeued' | 'revived' }> = [];
-      for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
-        const runId = runIds[i];
-        counts.runsChecked += 1;
-        // No hash: expired after retention, or admitted a moment ago and not yet created (kept a while).
-        const gone = status === null ? admittedAt[i] < now - ADMISSION_GRACE_MS : status === 'finished' || status === 'failed' || status === 'cancelled';
-        if (gone) {
-          ended.push(runId);
-        } else if (status === null) {
-          continue;
-        } else if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
-          suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
-        } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
-          suspects.push({ runId, wake: Number(wake ?? 0), repair: 'revived' });
+      // A page at a time: many parked runs must not make one burst that stalls Redis.
+      for (let start = 0; ; start += LOOKUP_BATCH) {
+        const indexed = await redis.zrange(keys.activeRuns(tenant), String(start), String(start + LOOKUP_BATCH - 1), 'WITHSCORES');
+        if (indexed.length === 0) {
+          break;
+        }
+        const runIds = indexed.filter((_, i) => i % 2 === 0);
+        const admittedAt = indexed.filter((_, i) => i % 2 === 1).map(Number);
+        const pipeline = redis.pipeline();
+        runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
+        const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
+        for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
+          const runId = runIds[i];
+          counts.runsChecked += 1;
+          // No hash: expired after retention, or admitted a moment ago and not yet created (kept a while).
+          const gone = status === null ? admittedAt[i] < now - ADMISSION_GRACE_MS : status === 'finished' || status === 'failed' || status === 'cancelled';
+          if (gone) {
+            ended.push(runId);
+          } else if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
+            suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
+          } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
+            suspects.push({ runId, wake: Number(wake ?? 0), repair: 'revived' });
+          }
         }
       }
       // A backlog (workers down or slow) makes many runs look stuck: their jobs are looked up in pipelines.
