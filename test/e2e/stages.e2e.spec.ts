@@ -91,6 +91,9 @@ describe('stages and checkpoints', () => {
       { timeoutMs: 20_000, message: `run ${runId} to park on a new checkpoint` },
     );
     expect(interaction.waitReason).toBe('checkpoint');
+    // The run's interaction list (the console's run page, `parley respond --run`) shows it too.
+    const listed = (await stack.http('GET', `/v1/interactions?runId=${runId}&status=all`)).body.interactions as any[];
+    expect(listed.map((i) => i.id)).toContain(interaction.id);
     return interaction;
   }
   const events = async (runId: string) => (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as any[];

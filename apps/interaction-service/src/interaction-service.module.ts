@@ -24,7 +24,7 @@ export class InteractionServiceModule {
         ClusterGaugesReporter,
         RunSweeper,
         serviceOpsProvider('interaction-service', [
-            DeadlineProcessor,
+          DeadlineProcessor,
           SchedulesProcessor,
           WebhookDeliveryProcessor,
           RunSweeper,

@@ -146,12 +146,13 @@ export class InteractionRepository {
     return this.load(tenant, ids);
   }
 
-  /** In the order they were asked: the run's log names each one (a question entry), so no index is kept. */
+  /** In the order they were asked: the run's log names each one (a question or checkpoint entry), so no index is kept. */
   async listForRun(tenant: string, runId: string, limit: number): Promise<Interaction[]> {
     const ids: string[] = [];
     for (const line of await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), 0, -1)) {
       const entry = JSON.parse(line) as LogEntry;
-      if (entry.type === 'question' && ids.length < limit) {
+      // An automatic checkpoint has an entry but no interaction: load() leaves it out.
+      if ((entry.type === 'question' || entry.type === 'checkpoint') && ids.length < limit) {
         ids.push(entry.interactionId);
       }
     }

@@ -60,7 +60,7 @@ export class RedisKeys {
   runInbox(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:inbox`;
   }
-  /** The sequence numbers of the run's events, oldest first (a list): the events themselves are in the tenant stream. */
+  /** The sequence numbers of the run's events, oldest first (a packed string, 6 bytes each): the events themselves are in the tenant stream. */
   runEventSeqs(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:seqs`;
   }

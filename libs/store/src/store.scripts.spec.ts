@@ -374,6 +374,12 @@ describe('park opens the interaction and files its deadline', () => {
     expect(await store.deadlines.rearm(TENANT)).toBeNull(); // what is left waits forever
     expect(await admin.exists(k.deadlineTimer(TENANT))).toBe(0);
     expect(await store.deadlines.earliest(TENANT)).toBeNull();
+
+    // A timer already past due (sweeping now, or its job lost) does not cover a new deadline.
+    await admin.set(k.deadlineTimer(TENANT), String(Date.now() - 1000));
+    const next = await newRun(store);
+    const nextAsk = { ...request(next), requestedAt: at(base) };
+    expect(await store.runs.park(await acquire(store, next), 'question', nextAsk.interactionId, nextAsk)).toEqual({ status: 'parked', deadlineTimer: base });
   });
 });
 
@@ -433,6 +439,24 @@ describe('deadline sweep', () => {
     expect(await admin.zrange(k.openInteractions(TENANT), '0', '-1')).toEqual([notDue.interaction.id, forever.interaction.id]);
     expect(await admin.zcard(k.openApprovals(TENANT))).toBe(0);
     expect(await admin.hgetall(k.gauges(TENANT))).toMatchObject({ 'open:tool_approval': '0', 'open:multiple_choice': '2', parked: '2' });
+  });
+
+  it("expires the question of a run that ended without touching the run's keys", async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const interaction = await parkAsking(store, lease, { ...request(run), requestedAt: new Date(Date.now() - 3601 * 1000).toISOString() });
+    // Failed while its question was open (a job out of attempts on a run put back to queued), then gone after retention.
+    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
+    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+    await admin.del(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId));
+    const seq = await store.events.lastSeq(TENANT);
+
+    expect(await store.deadlines.expireDue(TENANT, 10)).toEqual({ expired: [expect.objectContaining({ interactionId: interaction.id, wake: null })], dropped: 0 });
+    expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'expired' });
+    expect((await events(store, TENANT, seq)).map((e) => [e.type, e.owner])).toEqual([['interaction.resolved', 'alice']]);
+    expect(await admin.exists(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId))).toBe(0);
   });
 });
 

@@ -18,7 +18,7 @@ for i = 1, #due, 2 do
   local id, deadline = due[i], due[i + 1]
   local ixKey = ARGV[10] .. id
   redis.call('ZREM', KEYS[4], id)
-  local ix = redis.call('HMGET', ixKey, 'status', 'runId', 'kind')
+  local ix = redis.call('HMGET', ixKey, 'status', 'runId', 'kind', 'owner')
   if ix[1] ~= 'open' then
     dropped = dropped + 1
   else
@@ -29,15 +29,20 @@ for i = 1, #due, 2 do
     redis.call('ZREM', KEYS[5], ixKey)
     countClosed(ixKey)
     redis.call('EXPIRE', ixKey, ARGV[9])
-    local owner = redis.call('HGET', runKey, 'owner') or ''
+    local owner = ix[4] or ''
     local seqsKey = runKey .. ':seqs'
     local idJson = cjson.encode(id)
-    redis.call('RPUSH', runKey .. ':log',
-      '{"type":"answer","interactionId":' .. idJson .. ',"outcome":"expired","by":' .. by .. ',"at":' .. cjson.encode(AT) .. '}')
-    emitFor(seqsKey, runId, owner, 'interaction.resolved',
+    -- A run that ended (or is gone after its retention) gets no answer entry and no wake: they
+    -- would recreate its keys without a TTL.
+    local runLive = not isEnded(redis.call('HGET', runKey, 'status'))
+    if runLive then
+      redis.call('RPUSH', runKey .. ':log',
+        '{"type":"answer","interactionId":' .. idJson .. ',"outcome":"expired","by":' .. by .. ',"at":' .. cjson.encode(AT) .. '}')
+    end
+    emitFor(runLive and seqsKey or nil, runId, owner, 'interaction.resolved',
       '{"interactionId":' .. idJson .. ',"outcome":"expired","by":' .. by .. ',"at":' .. cjson.encode(AT) ..
       (ix[3] == 'tool_approval' and ',"decision":"deny"' or '') .. '}')
-    local wake = wakeRun(runKey, runKey .. ':inbox', 'answer', seqsKey, runId, owner)
+    local wake = runLive and wakeRun(runKey, runKey .. ':inbox', 'answer', seqsKey, runId, owner) or -1
     out[#out + 1] = id
     out[#out + 1] = runId
     out[#out + 1] = wake

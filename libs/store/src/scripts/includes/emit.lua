@@ -15,9 +15,11 @@ local DEADLINE_TIMER = TENANT_TAG .. 'deadline-timer'
 
 -- After an interaction with a deadline was indexed: returns the due time (ms) of a timer job the
 -- caller must schedule, or false when an earlier timer is already scheduled (it re-arms itself).
+-- A timer already past due may be the one sweeping right now, or one whose job was lost: it does
+-- not cover a new deadline.
 local function armDeadline(dueMs)
   local timer = tonumber(redis.call('GET', DEADLINE_TIMER))
-  if timer and timer <= dueMs then
+  if timer and timer <= dueMs and timer > NOW_MS then
     return false
   end
   redis.call('SET', DEADLINE_TIMER, dueMs)
@@ -60,7 +62,7 @@ end
 
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
 -- tenant's next sequence number; returns the number. The event is stored once, in the tenant
--- stream; the run keeps only its seqs.
+-- stream; the run keeps only its seqs (runSeqsKey nil: a run whose keys are gone or expiring).
 local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   local seq = redis.call('INCR', KEYS[1])
   local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
@@ -68,7 +70,9 @@ local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
     ',"data":' .. dataJson .. '}'
   local id = '0-' .. seq
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, id, 'e', json)
-  appendSeq(runSeqsKey, seq)
+  if runSeqsKey then
+    appendSeq(runSeqsKey, seq)
+  end
   redis.call('PUBLISH', CHANNEL, json)
   return seq
 end
