@@ -32,8 +32,8 @@ export function analysis(r: Results): string[] {
     out.push(
       `- **Fan-out (6).** One event reaches ${n0(f.clients)} clients at p99 ${f.parley.delivery.p99.toFixed(0)} ms (slowest ${f.parley.max.toFixed(0)} ms), ` +
         `${(f.parley.delivery.p99 / f.bare.delivery.p99).toFixed(2)}× a bare socket.io server's \`nsp.emit\`. The gateway checks each event against each ` +
-        'socket\'s subscription (sequence, run, owner) and calls `socket.emit` per socket, so the packet is encoded once per socket; a ' +
-        'room broadcast (rooms per tenant and per owner) encodes it once.',
+        'socket\'s subscription (sequence, run, owner) and sends one broadcast to the sockets it admits (their own rooms), so the ' +
+        'packet is encoded once, as by `nsp.emit`.',
     );
   }
   out.push('');
@@ -225,8 +225,8 @@ function processNote(role: string, c: CycleResults): string {
   if (role.startsWith('gateway')) {
     return (
       'the answer (validation, interaction read, the resolve script, the `runs` enqueue) and the fan-out: each published event ' +
-      `(${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed and checked against every socket, then sent with \`socket.emit\` per socket. ` +
-      'Fewer or smaller events, and a room broadcast (item 6), cut it.'
+      `(${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, checked against every socket of the tenant and broadcast once. ` +
+      'Fewer or smaller events cut it.'
     );
   }
   if (role.startsWith('worker')) {
