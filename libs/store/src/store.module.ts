@@ -1,5 +1,6 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
+import { settlesWithin } from './queue.worker';
 import { ParleyQueues } from './queues';
 import { ParleyStore } from './store';
 import { RunControl } from './run.control';
@@ -7,6 +8,8 @@ import { RunControl } from './run.control';
 export const PARLEY_CONFIG = Symbol('PARLEY_CONFIG');
 export const REDIS = Symbol('REDIS');
 export const QUEUE_REDIS = Symbol('QUEUE_REDIS');
+
+const CLOSE_BOUND_MS = 5000;
 
 /** Provides the config, one Redis client, the store and the queues to an app; closes them last. */
 @Global()
@@ -48,8 +51,15 @@ export class StoreModule implements OnApplicationShutdown {
     };
   }
 
+  /**
+   * Bounded, like the workers' close: after a Redis restart a BullMQ queue's close or a QUIT can wait
+   * for good (bullmq#2430), and a process that cannot exit is worse than one that drops its sockets.
+   */
   async onApplicationShutdown(): Promise<void> {
-    await this.queues.close();
-    await Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]);
+    await settlesWithin(this.queues.close(), CLOSE_BOUND_MS);
+    if (!(await settlesWithin(Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]), CLOSE_BOUND_MS))) {
+      this.redis.disconnect();
+      this.queueRedis.disconnect();
+    }
   }
 }
