@@ -29,24 +29,6 @@ export type CancelResult =
   | { status: 'requested' }
   | { status: 'already'; runStatus: string }
   | { status: 'stale' };
-export type PostMessageResult =
-  | { status: 'accepted'; pending: number }
-  | { status: 'ended'; runStatus: string }
-  | { status: 'full'; pending: number }
-  | { status: 'missing' };
-
-/** Messages that may wait for one run at once; a client sending more is told to wait. */
-export const MAX_PENDING_MESSAGES = 100;
-export type TakeMessagesResult = { status: 'ok'; messageIds: string[] } | { status: 'lost' } | { status: 'cancelled' };
-
-/** A message as it waits in the run's list. */
-export interface PendingMessage {
-  messageId: string;
-  text: string;
-  by: Actor;
-  at: string;
-}
-
 export interface NewRun {
   tenant: string;
   runId: string;
@@ -307,42 +289,6 @@ export class RunRepository {
 
   private parentWake(parentRunId: string | undefined, wake: number | undefined): ParentWake | null {
     return parentRunId && wake !== undefined && wake >= 0 ? { runId: parentRunId, wake } : null;
-  }
-
-  /** Keeps a person's message until the worker injects it; refused for a run that has ended or does not exist. */
-  async postMessage(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage): Promise<PostMessageResult> {
-    const { keys, args } = this.ctx.prologue(run.tenant, run.id, run.owner);
-    const k = this.ctx.keys;
-    const received: EventDraft = { type: 'message.received', data: { messageId: message.messageId, text: message.text, by: message.by } };
-    const [status, detail] = (await this.ctx.scripts.run(
-      'postMessage',
-      [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id)],
-      [...args, JSON.stringify(message), JSON.stringify(received.data), MAX_PENDING_MESSAGES],
-    )) as [string, (string | number)?];
-    switch (status) {
-      case 'accepted':
-      case 'full':
-        return { status, pending: Number(detail) };
-      case 'ended':
-        return { status, runStatus: String(detail) };
-      default:
-        return { status: 'missing' };
-    }
-  }
-
-  /** Fenced: moves the run's pending messages into its log, between inference calls. */
-  async takeMessages(lease: Lease): Promise<TakeMessagesResult> {
-    const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
-    const k = this.ctx.keys;
-    const [status, moved] = (await this.ctx.scripts.run(
-      'takeMessages',
-      [...keys, k.run(lease.tenant, lease.runId), k.runLog(lease.tenant, lease.runId), k.runMessages(lease.tenant, lease.runId)],
-      [...args, lease.token],
-    )) as [string, string?];
-    if (status !== 'ok') {
-      return { status: status as 'lost' | 'cancelled' };
-    }
-    return { status: 'ok', messageIds: (JSON.parse(moved ?? '[]') as PendingMessage[]).map((m) => m.messageId) };
   }
 
   /** The wake counter of a queued run (its job id is derived from it), or null when the run is not queued. */

@@ -961,18 +961,18 @@ describe('sub-agents', () => {
     const run = await newRun(store);
     const target = { tenant: run.tenant, id: run.runId, owner: run.owner };
     const message = (n: number) => ({ messageId: `m${n}`, text: `note ${n}`, by: ALICE, at: new Date().toISOString() });
-    expect(await store.runs.postMessage(target, message(1))).toEqual({ status: 'accepted', pending: 1 });
-    expect(await store.runs.postMessage(target, message(2))).toEqual({ status: 'accepted', pending: 2 });
+    expect(await store.messages.post(target, message(1))).toEqual({ status: 'accepted', pending: 1 });
+    expect(await store.messages.post(target, message(2))).toEqual({ status: 'accepted', pending: 2 });
     const lease = await acquire(store, run);
-    expect(await store.runs.takeMessages(lease)).toEqual({ status: 'ok', messageIds: ['m1', 'm2'] });
-    expect(await store.runs.takeMessages(lease)).toEqual({ status: 'ok', messageIds: [] });
+    expect(await store.messages.take(lease)).toEqual({ status: 'ok', messageIds: ['m1', 'm2'] });
+    expect(await store.messages.take(lease)).toEqual({ status: 'ok', messageIds: [] });
     expect((await store.runs.readLog(TENANT, run.runId)).filter((e) => e.type === 'user_message').map((e) => e.type === 'user_message' && e.text)).toEqual([
       'note 1',
       'note 2',
     ]);
-    expect(await store.runs.takeMessages({ ...lease, token: 'stale' })).toEqual({ status: 'lost' });
+    expect(await store.messages.take({ ...lease, token: 'stale' })).toEqual({ status: 'lost' });
     await store.runs.end(lease, { status: 'finished', reason: 'finish' });
-    expect(await store.runs.postMessage(target, message(3))).toEqual({ status: 'ended', runStatus: 'finished' });
-    expect(await store.runs.postMessage({ ...target, id: 'nope' }, message(4))).toEqual({ status: 'missing' });
+    expect(await store.messages.post(target, message(3))).toEqual({ status: 'ended', runStatus: 'finished' });
+    expect(await store.messages.post({ ...target, id: 'nope' }, message(4))).toEqual({ status: 'missing' });
   });
 });

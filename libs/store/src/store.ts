@@ -3,6 +3,7 @@ import { DeadlineRepository } from './deadline.repository';
 import { EventRepository } from './event.repository';
 import { InteractionRepository } from './interaction.repository';
 import { LimitsRepository } from './limits/limits.repository';
+import { RunMessageRepository } from './run-message.repository';
 import { RunRepository } from './run.repository';
 import { StoreContext, type StoreOptions } from './store.context';
 
@@ -10,6 +11,7 @@ import { StoreContext, type StoreOptions } from './store.context';
 export class ParleyStore {
   readonly ctx: StoreContext;
   readonly runs: RunRepository;
+  readonly messages: RunMessageRepository;
   readonly interactions: InteractionRepository;
   readonly events: EventRepository;
   readonly deadlines: DeadlineRepository;
@@ -18,6 +20,7 @@ export class ParleyStore {
   constructor(redis: RedisClient, options: StoreOptions) {
     this.ctx = new StoreContext(redis, options);
     this.runs = new RunRepository(this.ctx);
+    this.messages = new RunMessageRepository(this.ctx);
     this.interactions = new InteractionRepository(this.ctx);
     this.events = new EventRepository(this.ctx);
     this.deadlines = new DeadlineRepository(this.ctx);

@@ -18,7 +18,7 @@ import {
   type TokenClaims,
 } from '@parley/contracts';
 import type { ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type PostMessageResult } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -140,9 +140,9 @@ export class RunsService {
     // Counted before anything is written; given back when the run keeps nothing of the message.
     await this.store.limits.hitMessage(user.tenant, this.config.limitMessagesPerMinute);
     const messageId = randomUUID();
-    let result: Awaited<ReturnType<ParleyStore['runs']['postMessage']>>;
+    let result: PostMessageResult;
     try {
-      result = await this.store.runs.postMessage(run, { messageId, text: body.text, by: { kind: 'user', subject: user.sub, role: user.role }, at: new Date().toISOString() });
+      result = await this.store.messages.post(run, { messageId, text: body.text, by: { kind: 'user', subject: user.sub, role: user.role }, at: new Date().toISOString() });
     } catch (error) {
       await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
       throw error;

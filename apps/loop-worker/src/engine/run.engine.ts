@@ -125,7 +125,7 @@ export class RunEngine {
       }
       // Between inference calls: what the person said meanwhile joins the conversation.
       if (view.stage?.accepts_messages ?? true) {
-        const taken = await store.runs.takeMessages(lease);
+        const taken = await store.messages.take(lease);
         if (taken.status !== 'ok') {
           return taken.status === 'lost' ? { status: 'lost' } : this.cancel(lease, run, null);
         }
