@@ -99,13 +99,22 @@ describe('sweeper', () => {
     }
   });
 
-  it('leaves healthy runs alone', async () => {
+  it('watches only runs in flight: a finished or parked run leaves the index; a queued run with its job is left alone', async () => {
     await ensureWorker();
-    const runId = await stack.startRun('quick');
-    await stack.waitForStatus(runId, 'finished');
-    const module = stack.interactions!;
-    const counts = await module.get(RunSweeper).sweep();
-    expect(counts).toMatchObject({ requeued: 0, revived: 0, deadlines: 0 });
-    expect(counts.runsChecked).toBeGreaterThan(0);
+    const inflight = (runId: string) => stack.redis.zscore(keys.inflightRuns(tenant()), runId);
+    const finished = await stack.startRun('quick');
+    await stack.waitForStatus(finished, 'finished');
+    const parked = await stack.startRun('asker');
+    await stack.waitForStatus(parked, 'waiting');
+    expect([await inflight(finished), await inflight(parked)]).toEqual([null, null]);
+
+    await stack.stopWorker();
+    const queued = await stack.startRun('quick');
+    expect(await inflight(queued)).not.toBeNull();
+    const counts = await stack.interactions!.get(RunSweeper).sweep();
+    expect(counts).toMatchObject({ runsChecked: 1, requeued: 0, revived: 0, deadlines: 0 });
+    await ensureWorker();
+    await stack.waitForStatus(queued, 'finished');
+    expect(await inflight(queued)).toBeNull();
   });
 });

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { stringify } from 'yaml';
 import type { AnswerBody, LogEntry, ParleyEvent, Role } from '@parley/contracts';
 import { createRedis, signToken, type RedisClient } from '@parley/platform';
-import { RedisKeys } from '@parley/store';
+import { RedisKeys, eventFromEntry } from '@parley/store';
 import { freePort } from '../../scripts/ports';
 import { EventClient, type EventClientOptions } from './event.client';
 import { ServiceProcess, type ExitRecord, type ServiceKind } from './service.process';
@@ -190,7 +190,7 @@ export class Harness {
   /** Every event of the tenant still in its stream, oldest first. */
   async tenantEvents(): Promise<ParleyEvent[]> {
     const entries = await this.redis.xrange(this.keys.tenantEvents(this.tenant), '-', '+');
-    return entries.map(([, fields]) => JSON.parse(fields[fields.indexOf('e') + 1]) as ParleyEvent);
+    return entries.flatMap((entry) => eventFromEntry(this.tenant, entry) ?? []);
   }
 
   /** A socket.io client on gateway `n`, subscribed (see EventClient); closed by {@link close}. */

@@ -31,7 +31,11 @@ export class RedisKeys {
   openApprovals(tenant: string): string {
     return `${this.tenant(tenant)}:approval-ix`;
   }
-  /** Run ids the gateway started and that may not have ended yet, scored by start (epoch ms); pruned lazily. */
+  /** Queued and running runs, scored by when they became so: what the sweeper watches. */
+  inflightRuns(tenant: string): string {
+    return `${this.tenant(tenant)}:inflight`;
+  }
+  /** Under a concurrent-run limit: the run ids the gateway admitted that have not ended, scored by start (epoch ms). */
   activeRuns(tenant: string): string {
     return `${this.tenant(tenant)}:active-runs`;
   }

@@ -7,9 +7,6 @@ import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, 
 export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
 
-/** How long a run id may sit in the active index before its hash exists (admission to creation). */
-const ADMISSION_GRACE_MS = 5 * 60_000;
-
 /** Run and job lookups per pipeline. */
 const LOOKUP_BATCH = 1000;
 
@@ -37,12 +34,10 @@ export interface SweepCounts {
  * to advance it, and a tenant whose deadline timer job is gone. Every repair is an idempotent
  * enqueue, so a sweep that races a worker or another sweep changes nothing.
  *
- * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its active runs
- * (bounded by the concurrent-run limit; ended ones are pruned by admit-run) a page of 1,000 at a
- * time with one pipelined HMGET each, and one read of its earliest deadline. Job lookups happen only for
- * runs that look stuck. Runs started outside the gateway (schedules, sub-agents) are not in the
- * active set; the schedules processor re-enqueues its own queued runs, a sub-agent's end wakes its
- * parent.
+ * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its in-flight runs
+ * (queued or running, however they were started; parked runs are not in flight, so the cost does
+ * not grow with them) a page of 1,000 at a time with one pipelined HMGET each, and one read of its
+ * earliest deadline. Job lookups happen only for runs that look stuck.
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -91,26 +86,23 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0 };
     for (const tenant of await redis.smembers(keys.tenants())) {
       counts.tenants += 1;
-      const ended: string[] = [];
+      const settled: string[] = [];
       const suspects: Array<{ runId: string; wake: number; repair: 'requeued' | 'revived' }> = [];
       // A page at a time: many parked runs must not make one burst that stalls Redis.
       for (let start = 0; ; start += LOOKUP_BATCH) {
-        const indexed = await redis.zrange(keys.activeRuns(tenant), String(start), String(start + LOOKUP_BATCH - 1), 'WITHSCORES');
-        if (indexed.length === 0) {
+        const runIds = await redis.zrange(keys.inflightRuns(tenant), String(start), String(start + LOOKUP_BATCH - 1));
+        if (runIds.length === 0) {
           break;
         }
-        const runIds = indexed.filter((_, i) => i % 2 === 0);
-        const admittedAt = indexed.filter((_, i) => i % 2 === 1).map(Number);
         const pipeline = redis.pipeline();
         runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
         const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
         for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
           const runId = runIds[i];
           counts.runsChecked += 1;
-          // No hash: expired after retention, or admitted a moment ago and not yet created (kept a while).
-          const gone = status === null ? admittedAt[i] < now - ADMISSION_GRACE_MS : status === 'finished' || status === 'failed' || status === 'cancelled';
-          if (gone) {
-            ended.push(runId);
+          // Every step that parks or ends a run takes it out of the index; this is for keys lost otherwise.
+          if (status !== 'queued' && status !== 'running') {
+            settled.push(runId);
           } else if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
             suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
           } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
@@ -131,9 +123,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       if (await this.rearmLostTimer(tenant, now)) {
         counts.deadlines += 1;
       }
-      if (ended.length > 0) {
-        // Keeps the index to the runs that may still need a repair (with no concurrent-run limit, admit-run never prunes it).
-        await redis.zrem(keys.activeRuns(tenant), ...ended);
+      if (settled.length > 0) {
+        await redis.zrem(keys.inflightRuns(tenant), ...settled);
       }
     }
     return counts;

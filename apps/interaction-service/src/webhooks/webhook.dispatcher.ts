@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { ParleyEvent } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore } from '@parley/store';
+import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry } from '@parley/store';
 import { WebhookRouter } from './webhook.router';
 
 type Entry = [id: string, fields: string[] | null];
@@ -200,7 +200,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const done: string[] = [];
     try {
       for (const [id, fields] of entries) {
-        const event = parseEntry(fields);
+        const event = eventFromEntry(tenant, [id, fields]);
         if (event) {
           await this.router.route(event, endpoints);
         } else {
@@ -307,15 +307,3 @@ function tenantOf(message: string): string | undefined {
   }
 }
 
-/** The event in a stream entry (field `e`), or undefined when the entry holds none that parses. */
-function parseEntry(fields: string[] | null): ParleyEvent | undefined {
-  const json = fields?.[fields.indexOf('e') + 1];
-  if (!json) {
-    return undefined;
-  }
-  try {
-    return JSON.parse(json) as ParleyEvent;
-  } catch {
-    return undefined;
-  }
-}

@@ -1,7 +1,8 @@
 -- admit-run: the tenant-limit check before the gateway starts a run; when admitted, counts the start
--- in the window and adds the run id to the tenant's active runs, in one step. Nothing is written
--- when the run is refused. Ended runs leave the active set lazily: only when it is at the limit
--- are its oldest members checked (at most ARGV[8]) and the ended or missing ones removed. The run
+-- in the window and, under a concurrent-run limit, adds the run id to the tenant's active runs, in
+-- one step. Nothing is written when the run is refused. A run leaves the active set when it ends;
+-- at the limit its oldest members are checked too (at most ARGV[8]) and the ended or missing ones
+-- removed (an admission whose run was never created, runs admitted before ends removed them). The run
 -- hashes read there share the tenant's hash tag (the same slot as KEYS).
 -- KEYS[1] runs-per-minute window counter  KEYS[2] tenant active runs (zset, score = start ms)
 -- KEYS[3] tenant open interactions (zset)
@@ -52,8 +53,10 @@ if concurrent > 0 then
     end
   end
 end
--- Indexed even without a limit: the sweeper walks this index (and prunes ended runs from it).
-redis.call('ZADD', KEYS[2], now, ARGV[1])
+-- Counted only under a limit; the run leaves the index when it ends (end-run, cancel-run).
+if concurrent > 0 then
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+end
 
 if perWindow > 0 and redis.call('INCR', KEYS[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])

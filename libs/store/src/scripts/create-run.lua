@@ -38,6 +38,7 @@ if ARGV[18] ~= '' then
   redis.call('SADD', ARGV[20], RUN_ID)
 end
 redis.call('ZADD', KEYS[5], NOW_MS, RUN_ID)
+enterInflight(RUN_ID)
 redis.call('RPUSH', KEYS[6], ARGV[11])
 emit('run.created', ARGV[12])
 if ARGV[15] ~= '' then

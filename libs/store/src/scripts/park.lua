@@ -37,6 +37,7 @@ if ARGV[11] ~= '' and redis.call('EXISTS', KEYS[6]) == 0 then
 end
 redis.call('HSET', KEYS[4], 'status', 'waiting', 'waitReason', ARGV[9], 'pendingInteractionId', ARGV[10], 'updatedAt', AT)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil')
+leaveInflight(RUN_ID, false)
 countParked(KEYS[4])
 emitStatus('waiting', ARGV[9])
 return {'parked', timer}

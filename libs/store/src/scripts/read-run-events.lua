@@ -2,7 +2,7 @@
 -- run's seqs. Events the tenant stream has trimmed away are skipped.
 -- KEYS[1] the run's event seqs (string of 6-byte big-endian numbers, ascending)  KEYS[2] tenant event stream
 -- ARGV[1] since (seq; only later events)  ARGV[2] limit
--- Result: the events' JSON, oldest first (at most limit)
+-- Result: the events' stream entries ({id, fields}), oldest first (at most limit)
 local SEQ_BYTES = 6
 local since, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
@@ -34,7 +34,7 @@ for i = 0, last - lo do
   local id = '0-' .. struct.unpack('>I6', packed, i * SEQ_BYTES + 1)
   local entry = redis.call('XRANGE', KEYS[2], id, id)[1]
   if entry then
-    out[#out + 1] = entry[2][2]
+    out[#out + 1] = entry
   end
 end
 return out

@@ -3,15 +3,33 @@
 --   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] the run's event seqs (packed string)
 --   ARGV[1] tenant  ARGV[2] run id  ARGV[3] run owner  ARGV[4] ISO time  ARGV[5] stream MAXLEN
 --   ARGV[6] fan-out channel  ARGV[7] now (epoch ms)
--- Two tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
+-- Four tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
 -- hash tag, so the same cluster slot. The gauges hash (parked runs, open interactions by kind, for
--- /metrics), and the deadline timer (the due time of the earliest timer job scheduled for the
--- tenant's open interactions, which its open-interaction index orders by deadline).
+-- /metrics), the deadline timer (the due time of the earliest timer job scheduled for the
+-- tenant's open interactions, which its open-interaction index orders by deadline), the in-flight
+-- runs and the active runs (zsets of run ids).
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
 local TENANT_TAG = string.sub(KEYS[1], 1, -4)
 local GAUGES = TENANT_TAG .. 'gauges'
 local DEADLINE_TIMER = TENANT_TAG .. 'deadline-timer'
+local INFLIGHT = TENANT_TAG .. 'inflight'
+local ACTIVE_RUNS = TENANT_TAG .. 'active-runs'
+
+-- The tenant's in-flight runs (queued or running, scored by when they became so) are what the
+-- sweeper watches for a lost job. A parked run is not in flight: its interaction's deadline or an
+-- answer wakes it, so the sweeper's work grows with the runs in progress, not with those parked.
+local function enterInflight(runId)
+  redis.call('ZADD', INFLIGHT, NOW_MS, runId)
+end
+
+-- A run parks or ends. An ended run also leaves the tenant's active runs (the concurrent-run count).
+local function leaveInflight(runId, ended)
+  redis.call('ZREM', INFLIGHT, runId)
+  if ended then
+    redis.call('ZREM', ACTIVE_RUNS, runId)
+  end
+end
 
 -- After an interaction with a deadline was indexed: returns the due time (ms) of a timer job the
 -- caller must schedule, or false when an earlier timer is already scheduled (it re-arms itself).
@@ -68,8 +86,9 @@ local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
     ',"owner":' .. cjson.encode(owner) .. ',"at":' .. cjson.encode(AT) .. ',"type":' .. cjson.encode(eventType) ..
     ',"data":' .. dataJson .. '}'
-  local id = '0-' .. seq
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, id, 'e', json)
+  -- Stored as fields, not as the JSON: a stream node keeps the field names once for all its
+  -- entries, and the seq (the id), the tenant (the key) and the time (ms) are rebuilt on read.
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, '0-' .. seq, 'r', runId, 'o', owner or '', 'a', ARGV[7], 't', eventType, 'd', dataJson)
   if runSeqsKey then
     appendSeq(runSeqsKey, seq)
   end
@@ -134,6 +153,7 @@ local function wakeRun(runKey, inboxKey, item, runSeqsKey, runId, owner)
   countUnparked(runKey)
   redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
+  enterInflight(runId)
   emitFor(runSeqsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))
   return n
 end
@@ -157,10 +177,11 @@ local function deliverToParent(parent, parentId, resultEntry)
 end
 
 -- The common end of end-run and cancel-run, after the terminal status and its events: the grants
--- go, the run's keys (KEYS[3], KEYS[4] and KEYS[firstOwned..]) get the retention period, and a
+-- go, the run leaves the tenant's in-flight and active runs, the run's keys (KEYS[3], KEYS[4] and KEYS[firstOwned..]) get the retention period, and a
 -- sub-agent's result goes to its parent. Returns the parent's wake counter, or -1.
 local function closeRun(grantsKey, firstOwned, retention, parent, parentId, resultEntry)
   redis.call('DEL', grantsKey)
+  leaveInflight(RUN_ID, true)
   redis.call('EXPIRE', KEYS[3], retention)
   redis.call('EXPIRE', KEYS[4], retention)
   for i = firstOwned, #KEYS do
