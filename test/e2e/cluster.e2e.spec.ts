@@ -132,7 +132,7 @@ describe('cluster: the in-process stack', () => {
     await receiver?.close();
   });
 
-  it('a run starts, asks, is answered and finishes; the next start prunes it from the active runs', async () => {
+  it('a run starts, asks, is answered and finishes; it leaves the active runs as it ends, so the next start is admitted', async () => {
     const client = await stack.connect();
     try {
       await client.subscribe({ since: 0 });
@@ -143,11 +143,12 @@ describe('cluster: the in-process stack', () => {
       expect(done.run.summary).toBe('got: on a cluster');
       await client.waitForEvent((e) => e.type === 'run.finished' && e.runId === runId, 'run.finished on the socket');
 
-      // The limit is 1: admitted only because admit-run found the first run ended (an undeclared, same-slot read).
+      // The limit is 1: the ended run left the active runs in end-run (an undeclared, same-slot key), so the next is admitted.
+      const keys = new RedisKeys(stack.config.prefix, { cluster: true });
+      expect(await redis.zrange(keys.activeRuns('acme'), '0', '-1')).toEqual([]);
       const next = await stack.startRun('quick');
       await stack.waitForStatus(next, 'finished');
-      const keys = new RedisKeys(stack.config.prefix, { cluster: true });
-      expect(await redis.zrange(keys.activeRuns('acme'), '0', '-1')).toEqual([next]);
+      expect(await redis.zrange(keys.activeRuns('acme'), '0', '-1')).toEqual([]);
     } finally {
       client.close();
     }
