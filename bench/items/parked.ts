@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { jobIds, type InteractionRequest, type LogEntry, type Prompt } from '@parley/contracts';
-import { ParleyQueues, ParleyStore } from '@parley/store';
+import { ParleyQueues, ParleyStore, msOf } from '@parley/store';
 import type { Harness } from '../../test/harness/harness';
 import { QUICK, say, startHarness } from '../support/env';
 import { PER_RUN, deadlineIndexIn, oneMemberZset, replayCoverage, sampleKey, shapeOf, tenantZsets, type ComponentSample, type RunScope } from '../support/layout';
@@ -391,7 +391,7 @@ export async function runParked(redisUrl: string, redisPid: number | undefined, 
         replies.forEach(([, reply], j) => {
           const [status, resolvedAt] = reply as [string, string];
           expired += status === 'expired' ? 1 : 0;
-          const at = Date.parse(resolvedAt);
+          const at = msOf(resolvedAt);
           lastResolved = Math.max(lastResolved, at);
           lateness.push(at - parked[i + j].deadline);
         });

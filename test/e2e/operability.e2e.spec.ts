@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { RedisKeys, ServiceOps } from '@parley/store';
+import { ServiceOps } from '@parley/store';
 import { askerAgent } from '../support/agents';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 import { TestStack, writeAgents } from '../support/stack';
@@ -84,10 +84,6 @@ describe('operability: health, readiness and metrics on every service', () => {
     expect(sample(text, 'parley_answer_to_resume_seconds_count')).toBe(resumesBefore + 1);
     expect(sample(text, 'parley_model_request_seconds_count{provider="scripted",outcome="ok"}')).toBeGreaterThanOrEqual(3);
 
-    // As if `second` had parked before the gauges existed: its leaving must not count either.
-    const keys = new RedisKeys(stack.config.prefix);
-    await stack.redis.hdel(keys.run('acme', second), 'parkedCounted');
-    await stack.redis.hincrby(keys.gauges('acme'), 'parked', -1);
     expect((await stack.http('POST', `/v1/runs/${second}/stop`)).status).toBe(200);
     await stack.waitForStatus(second, 'cancelled');
     text = await scrape(stack.interactions);

@@ -81,7 +81,7 @@ describe('sweeper', () => {
     const waiting = [await stack.startRun('quick'), await stack.startRun('quick')];
     const finished = await stack.startRun('quick');
     // Queued for longer than the grace, as behind a slow worker fleet.
-    const stale = new Date(Date.now() - 60_000).toISOString();
+    const stale = String(Date.now() - 60_000);
     await Promise.all([...waiting, finished].map((runId) => stack.redis.hset(runKey(runId), 'updatedAt', stale)));
     // One run's job finished while the run stayed queued (what a Redis restart from an older AOF leaves).
     const finishedJob = jobIds.run({ tenant: tenant(), runId: finished, wake: 0 });

@@ -1,5 +1,6 @@
 import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, Outcome } from '@parley/contracts';
 import type { StoreContext } from './store.context';
+import { isoOf } from './stored-time';
 
 export type ResolveResult =
   | { status: 'resolved'; interaction: Interaction; wake: number | null }
@@ -193,8 +194,8 @@ export function interactionFields(interaction: Interaction): string[] {
     JSON.stringify(interaction.prompt),
     ...(interaction.checkpoint ? ['checkpoint', JSON.stringify(interaction.checkpoint)] : []),
     'createdAt',
-    interaction.createdAt,
-    ...(interaction.deadline ? ['deadline', interaction.deadline] : []),
+    String(Date.parse(interaction.createdAt)),
+    ...(interaction.deadline ? ['deadline', String(Date.parse(interaction.deadline))] : []),
     'status',
     interaction.status,
   ];
@@ -213,9 +214,9 @@ function toInteraction(tenant: string, id: string, h: Record<string, string>): I
     prompt: JSON.parse(h.prompt) as Interaction['prompt'],
     ...(h.checkpoint ? { checkpoint: JSON.parse(h.checkpoint) as NonNullable<Interaction['checkpoint']> } : {}),
     status: h.status as Interaction['status'],
-    createdAt: h.createdAt,
-    deadline: h.deadline ?? null,
-    ...(h.resolvedAt ? { resolvedAt: h.resolvedAt } : {}),
+    createdAt: isoOf(h.createdAt),
+    deadline: h.deadline ? isoOf(h.deadline) : null,
+    ...(h.resolvedAt ? { resolvedAt: isoOf(h.resolvedAt) } : {}),
     ...(h.resolvedBy ? { resolvedBy: JSON.parse(h.resolvedBy) as Actor } : {}),
     ...(h.answer ? { answer: JSON.parse(h.answer) as Answer } : {}),
   };

@@ -1,4 +1,5 @@
 import type { Actor, EndReason, Run, RunStatus, WaitReason } from '@parley/contracts';
+import { isoOf } from './stored-time';
 
 /**
  * A run as its Redis hash holds it (every field a string; absent fields are left out). The id and
@@ -23,7 +24,7 @@ export function toRun(tenant: string, id: string, h: Record<string, string>): Ru
     ...(h.summary ? { summary: h.summary } : {}),
     ...(h.error ? { error: h.error } : {}),
     ...(h.stoppedBy ? { stoppedBy: JSON.parse(h.stoppedBy) as Actor } : {}),
-    createdAt: h.createdAt,
-    updatedAt: h.updatedAt,
+    createdAt: isoOf(h.createdAt),
+    updatedAt: isoOf(h.updatedAt),
   };
 }

@@ -300,7 +300,9 @@ describe('park opens the interaction and files its deadline', () => {
   it('stores the interaction as a flat hash (a compact listpack for a short prompt) that reads back as interaction.opened announced it', async () => {
     const store = makeStore();
     const run = await newRun(store);
-    const lease = await acquire(store, run);
+    const lease = { tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-a' };
+    expect((await store.runs.acquire(TENANT, run.runId, run.owner, lease.token, 'worker-7')).status).toBe('acquired');
+    expect(await admin.hget(store.ctx.keys.run(TENANT, run.runId), 'worker')).toBe('worker-7');
     const seq = await store.events.lastSeq(TENANT);
     const checkpoint = { stage: 'draft', point: 'publish', round: 0, purpose: 'decide' as const };
     const asked = { ...request(run), waitReason: 'checkpoint' as const, prompt: { kind: 'free_text' as const, prompt: 'Ship it?' }, checkpoint };
@@ -309,6 +311,17 @@ describe('park opens the interaction and files its deadline', () => {
     expect(opened?.data).toEqual({ interaction });
     expect(interaction).toMatchObject({ id: asked.interactionId, tenant: TENANT, runId: run.runId, owner: 'alice', agent: 'demo', checkpoint, deadline: expect.any(String) });
     expect(await admin.object('ENCODING', store.ctx.keys.interaction(TENANT, interaction.id))).toBe('listpack');
+    expect(await store.interactions.get(TENANT, interaction.id)).toEqual(interaction);
+
+    // What a parked run keeps is small: times as epoch ms, no lease, no worker; it is not in flight.
+    const k = store.ctx.keys;
+    const [createdAt, deadline] = await admin.hmget(k.interaction(TENANT, interaction.id), 'createdAt', 'deadline');
+    expect([createdAt, deadline]).toEqual([String(Date.parse(interaction.createdAt)), String(Date.parse(interaction.deadline ?? ''))]);
+    const hash = await admin.hgetall(k.run(TENANT, run.runId));
+    expect(hash).toMatchObject({ status: 'waiting', createdAt: expect.stringMatching(/^\d{13}$/), updatedAt: expect.stringMatching(/^\d{13}$/) });
+    expect(Object.keys(hash).filter((field) => ['lease', 'leaseUntil', 'worker'].includes(field))).toEqual([]);
+    expect(await store.runs.get(TENANT, run.runId)).toMatchObject({ createdAt: new Date(Number(hash.createdAt)).toISOString() });
+    expect(await admin.zscore(k.inflightRuns(TENANT), run.runId)).toBeNull();
   });
 
   it('indexes open interactions by deadline; a timer is asked for only for the earliest; resolving or stopping drops the entry', async () => {

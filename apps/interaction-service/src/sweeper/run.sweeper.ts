@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { Queue, type Job } from 'bullmq';
 import { jobIds } from '@parley/contracts';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl, msOf } from '@parley/store';
 
 export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
@@ -103,7 +103,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
           // Every step that parks or ends a run takes it out of the index; this is for keys lost otherwise.
           if (status !== 'queued' && status !== 'running') {
             settled.push(runId);
-          } else if (status === 'queued' && now - Date.parse(updatedAt ?? '') > this.graceMs) {
+          } else if (status === 'queued' && now - msOf(updatedAt ?? '') > this.graceMs) {
             suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
           } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
             suspects.push({ runId, wake: Number(wake ?? 0), repair: 'revived' });

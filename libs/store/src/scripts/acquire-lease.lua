@@ -22,7 +22,7 @@ end
 if OWNER == '' then
   OWNER = run[2]
 end
-redis.call('HSET', KEYS[4], 'status', 'running', 'lease', ARGV[8], 'leaseUntil', NOW_MS + tonumber(ARGV[9]), 'updatedAt', AT)
+redis.call('HSET', KEYS[4], 'status', 'running', 'lease', ARGV[8], 'leaseUntil', NOW_MS + tonumber(ARGV[9]), 'updatedAt', AT_MS)
 if ARGV[10] and ARGV[10] ~= '' then
   redis.call('HSET', KEYS[4], 'worker', ARGV[10])
 end

@@ -28,7 +28,7 @@ if status == 'waiting' and (run[3] or '') ~= ARGV[9] then
   return {'stale'}
 end
 if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
-  redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT, 'resolvedBy', ARGV[8])
+  redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT_MS, 'resolvedBy', ARGV[8])
   redis.call('ZREM', KEYS[7], ARGV[9])
   redis.call('ZREM', KEYS[9], KEYS[6])
   countClosed(KEYS[6])
@@ -37,10 +37,10 @@ if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('EXPIRE', KEYS[6], ARGV[13])
 end
 if status == 'waiting' then
-  countUnparked(KEYS[4])
+  countUnparked()
 end
-redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT)
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
+redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT_MS)
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'worker', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
 return {'cancelled', closeRun(KEYS[10], 15, ARGV[13], {KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])}

@@ -21,7 +21,7 @@ if ARGV[18] ~= '' and redis.call('EXISTS', ARGV[19]) == 0 then
   return -3
 end
 redis.call('HSET', KEYS[4], 'owner', OWNER, 'agent', ARGV[8], 'task', ARGV[9],
-  'trigger', ARGV[10], 'unattended', ARGV[13], 'status', 'queued', 'wake', 0, 'createdAt', AT, 'updatedAt', AT)
+  'trigger', ARGV[10], 'unattended', ARGV[13], 'status', 'queued', 'wake', 0, 'createdAt', AT_MS, 'updatedAt', AT_MS)
 if ARGV[14] ~= '' then
   redis.call('HSET', KEYS[4], 'parentRunId', ARGV[14])
   redis.call('SADD', KEYS[7], RUN_ID)

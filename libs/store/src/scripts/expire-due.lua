@@ -24,7 +24,7 @@ for i = 1, #due, 2 do
   else
     local runId = ix[2]
     local runKey = ARGV[11] .. runId
-    redis.call('HSET', ixKey, 'status', 'expired', 'resolvedAt', AT, 'resolvedBy', by)
+    redis.call('HSET', ixKey, 'status', 'expired', 'resolvedAt', AT_MS, 'resolvedBy', by)
     redis.call('HDEL', ixKey, 'claimSubject', 'claimUntil')
     redis.call('ZREM', KEYS[5], ixKey)
     countClosed(ixKey)

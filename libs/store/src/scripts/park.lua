@@ -35,9 +35,9 @@ if ARGV[11] ~= '' and redis.call('EXISTS', KEYS[6]) == 0 then
   end
   emit('interaction.opened', ARGV[11])
 end
-redis.call('HSET', KEYS[4], 'status', 'waiting', 'waitReason', ARGV[9], 'pendingInteractionId', ARGV[10], 'updatedAt', AT)
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil')
+redis.call('HSET', KEYS[4], 'status', 'waiting', 'waitReason', ARGV[9], 'pendingInteractionId', ARGV[10], 'updatedAt', AT_MS)
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'worker')
 leaveInflight(RUN_ID, false)
-countParked(KEYS[4])
+countParked()
 emitStatus('waiting', ARGV[9])
 return {'parked', timer}

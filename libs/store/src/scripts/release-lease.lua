@@ -7,7 +7,7 @@ if not holdsLease(KEYS[4], ARGV[8]) then
   return 'lost'
 end
 -- A stop asked meanwhile stays on the run (the cancel flag): the next advancer ends it.
-redis.call('HSET', KEYS[4], 'status', 'queued', 'updatedAt', AT)
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil')
+redis.call('HSET', KEYS[4], 'status', 'queued', 'updatedAt', AT_MS)
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'worker')
 emitStatus('queued', nil)
 return 'released'

@@ -20,7 +20,7 @@ end
 if ARGV[14] ~= '' and current[5] and current[5] ~= ARGV[14] and tonumber(current[6]) > NOW_MS then
   return {'claimed', current[5], current[6]}
 end
-redis.call('HSET', KEYS[4], 'status', ARGV[8], 'resolvedAt', AT, 'resolvedBy', ARGV[10])
+redis.call('HSET', KEYS[4], 'status', ARGV[8], 'resolvedAt', AT_MS, 'resolvedBy', ARGV[10])
 redis.call('HDEL', KEYS[4], 'claimSubject', 'claimUntil')
 if ARGV[9] ~= '' then
   redis.call('HSET', KEYS[4], 'answer', ARGV[9])

@@ -10,6 +10,8 @@
 -- runs and the active runs (zsets of run ids).
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
+-- Times in run and interaction hashes are epoch ms (shorter than ISO); events carry the ISO time.
+local AT_MS = ARGV[7]
 local TENANT_TAG = string.sub(KEYS[1], 1, -4)
 local GAUGES = TENANT_TAG .. 'gauges'
 local DEADLINE_TIMER = TENANT_TAG .. 'deadline-timer'
@@ -44,17 +46,15 @@ local function armDeadline(dueMs)
   return dueMs
 end
 
--- Counts a run entering the waiting status; the run hash remembers it was counted.
-local function countParked(runKey)
-  redis.call('HSET', runKey, 'parkedCounted', '1')
+-- The parked-runs gauge: up when a run enters the waiting status, down when it leaves it (never
+-- below zero: a gauge, not a ledger).
+local function countParked()
   redis.call('HINCRBY', GAUGES, 'parked', 1)
 end
 
--- Counts a run leaving the waiting status, if its entering was counted (runs parked before the
--- gauges existed were not, and must not drive the gauge below zero).
-local function countUnparked(runKey)
-  if redis.call('HDEL', runKey, 'parkedCounted') == 1 then
-    redis.call('HINCRBY', GAUGES, 'parked', -1)
+local function countUnparked()
+  if redis.call('HINCRBY', GAUGES, 'parked', -1) < 0 then
+    redis.call('HSET', GAUGES, 'parked', 0)
   end
 end
 
@@ -150,8 +150,8 @@ local function wakeRun(runKey, inboxKey, item, runSeqsKey, runId, owner)
     return -1
   end
   local n = redis.call('HINCRBY', runKey, 'wake', 1)
-  countUnparked(runKey)
-  redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT)
+  countUnparked()
+  redis.call('HSET', runKey, 'status', 'queued', 'updatedAt', AT_MS)
   redis.call('HDEL', runKey, 'waitReason', 'pendingInteractionId')
   enterInflight(runId)
   emitFor(runSeqsKey, runId, owner, 'run.status', statusData(runKey, 'queued', nil))
