@@ -124,6 +124,15 @@ export class Harness {
     return worker;
   }
 
+  /**
+   * The loop-worker whose step parked the run (its log line "run step done" with outcome parked):
+   * a parked run's hash names no worker, since none holds it.
+   */
+  parkedBy(runId: string): string | undefined {
+    const parkedIt = (line: Record<string, unknown>) => line.runId === runId && line.outcome === 'parked';
+    return this.workers.find((worker) => worker.jsonLines().some(parkedIt))?.name;
+  }
+
   /** Exits the harness did not cause (crashes): a test expects none. */
   unexpectedExits(): ExitRecord[] {
     return this.exits.filter((exit) => !exit.expected);

@@ -96,12 +96,14 @@ export function describeMultiProcess(title: string, options: MultiProcessScenari
         for (let batch = 1; batch <= 5 && !picked; batch++) {
           const ids = await startBatch([1, 2]);
           runIds.push(...ids);
-          const hashes = await parked(ids);
-          picked = ids.find((_, i) => hashes[i].worker === 'worker-3');
+          await parked(ids);
+          // The log line follows the park step: wait until every run's is there.
+          await waitFor(() => ids.every((id) => h.parkedBy(id) !== undefined), { message: 'the workers to log their parking steps' });
+          picked = ids.find((id) => h.parkedBy(id) === 'worker-3');
         }
         expect(picked).toBeDefined();
         const runId = picked!;
-        const spread = (await Promise.all(runIds.map((id) => h.runHash(id)))).map((run) => run.worker);
+        const spread = runIds.map((id) => h.parkedBy(id));
         h.report(`questions asked by ${[...new Set(spread)].sort().map((w) => `${w}: ${spread.filter((s) => s === w).length}`).join(', ')}`);
 
         // alice learns of the question from her socket on gateway 1 and answers it there.

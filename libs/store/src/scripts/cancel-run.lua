@@ -40,7 +40,7 @@ if status == 'waiting' then
   countUnparked()
 end
 redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT_MS)
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'worker', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
 return {'cancelled', closeRun(KEYS[10], 15, ARGV[13], {KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])}

@@ -27,7 +27,7 @@ redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt
 if ARGV[11] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[9] == 'finished' and 'summary' or 'error', ARGV[11])
 end
-redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'worker', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
+redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
 emitStatus(ARGV[9], nil)
 emit(ARGV[12], ARGV[13])
 return {'ended', closeRun(KEYS[5], 10, ARGV[14], {KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[15], ARGV[16])}
