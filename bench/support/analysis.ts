@@ -178,13 +178,14 @@ function memoryNote(c: Component, m: MemoryResults): string {
       );
     case 'run': {
       const repeated = ['id', 'tenant'].filter((f) => fields.includes(f));
-      return `${fields.length} fields (${fields.join(', ')})${repeated.length ? `; ${repeated.map((f) => `\`${f}\``).join(' and ')} repeat the key` : ''}; the times are ISO strings.`;
+      return `${fields.length} fields (${fields.join(', ')})${repeated.length ? `; ${repeated.map((f) => `\`${f}\``).join(' and ')} repeat the key` : ''}; the times are epoch ms.`;
     }
     case 'tenant:events':
       return (
         `every event is stored once, here; the stream is trimmed to about \`PARLEY_EVENTS_MAXLEN\` (${n0(m.eventsMaxLen)}; it held ${n0(m.streamLength)}), so this share ` +
         `falls as the population grows, and so does what a replay finds (${n0(m.replay.gone)} of ${n0(m.replay.runs)} parked runs had no event left in it). ` +
-        '`interaction.opened` carries the whole interaction, prompt included: referencing it by id would shrink the entries.'
+        'An entry holds the run id, owner, time (ms), type and data as stream fields (the seq is its id, the tenant its key); `interaction.opened` ' +
+        'carries the whole interaction, prompt included: referencing it by id would shrink those entries.'
       );
     case 'run:seqs':
       return (
@@ -192,7 +193,7 @@ function memoryNote(c: Component, m: MemoryResults): string {
         'the seqs the run\'s replay reads the tenant stream through. Most of its cost is that of a key (name, dict entry, object header), not its content.'
       );
     case 'tenant:active-runs':
-      return `every run the gateway admitted, scored by start, filed even with the limits off (the sweeper walks it, and removes ended runs); ${zsetNote(c, m)}`;
+      return `filed only under a concurrent-run limit (the bench runs with the limits off): runs the gateway admitted that have not ended; ${zsetNote(c, m)}`;
     case 'tenant:runs':
       return `every run id, scored by creation; entries of expired runs leave only when a listing meets them; ${zsetNote(c, m)}`;
     default:

@@ -14,6 +14,7 @@ import { HealthController } from './health/health.controller';
 import { ErrorFilter } from './http/error.filter';
 import { InteractionsController } from './interactions/interactions.controller';
 import { InteractionsService } from './interactions/interactions.service';
+import { OpenInteractionCache } from './interactions/open-interaction.cache';
 import { RunsController } from './runs/runs.controller';
 import { RunsService } from './runs/runs.service';
 import { SchedulesController } from './schedules/schedules.controller';
@@ -40,6 +41,7 @@ export class GatewayModule {
         AuthService,
         RunsService,
         InteractionsService,
+        OpenInteractionCache,
         EventFeed,
         EventsGateway,
         serviceOpsProvider('gateway'),

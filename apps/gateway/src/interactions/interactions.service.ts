@@ -15,6 +15,7 @@ import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore } from '@
 import { answerApproval } from '@parley/tools';
 import { AuthService } from '../auth/auth.service';
 import { requireRole } from '../auth/roles';
+import { OpenInteractionCache } from './open-interaction.cache';
 
 @Injectable()
 export class InteractionsService {
@@ -28,6 +29,7 @@ export class InteractionsService {
     private readonly auth: AuthService,
     private readonly agents: TenantAgents,
     @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
+    private readonly openCache: OpenInteractionCache,
   ) {
     this.resolver = new InteractionResolver(store, queues);
   }
@@ -60,9 +62,13 @@ export class InteractionsService {
     );
   }
 
-  /** Validates the answer against the interaction, then lets the one atomic step decide. */
+  /**
+   * Validates the answer against the interaction, then lets the one atomic step decide. An
+   * interaction this gateway saw open is not read back: the step itself refuses a closed or claimed one.
+   */
   async answer(user: TokenClaims, interactionId: string, body: AnswerBody): Promise<Interaction> {
-    const interaction = await this.get(user, interactionId);
+    const seen = this.openCache.get(user.tenant, interactionId);
+    const interaction = seen && this.auth.canSee(user, seen) ? seen : await this.get(user, interactionId);
     if (interaction.status !== 'open') {
       throw alreadyResolved(interaction);
     }
