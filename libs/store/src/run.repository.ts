@@ -143,8 +143,9 @@ export class RunRepository {
     return runs.slice(0, filter.limit);
   }
 
-  async readLog(tenant: string, runId: string): Promise<LogEntry[]> {
-    const raw = await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), 0, -1);
+  /** The log from entry `from` on: a log only grows, so a reader that holds the first entries reads the rest. */
+  async readLog(tenant: string, runId: string, from = 0): Promise<LogEntry[]> {
+    const raw = await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), from, -1);
     return raw.map((line) => JSON.parse(line) as LogEntry);
   }
 

@@ -99,11 +99,16 @@ export class RunEngine {
   private async loop(lease: Lease, run: Run, agent: AgentDefinition, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
     let resumed = false;
+    // The log only grows, and nothing else ends or trims it while this worker holds the lease: each
+    // pass reads just the entries added since the last (answers, messages and its own appends).
+    const entries: LogEntry[] = [];
     for (;;) {
       if (shutdown?.aborted) {
         return this.release(lease);
       }
-      const entries = await store.runs.readLog(lease.tenant, lease.runId);
+      for (const entry of await store.runs.readLog(lease.tenant, lease.runId, entries.length)) {
+        entries.push(entry);
+      }
       if (!resumed) {
         resumed = true;
         observeResume(entries);
