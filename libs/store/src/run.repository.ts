@@ -143,10 +143,13 @@ export class RunRepository {
     return runs.slice(0, filter.limit);
   }
 
-  /** The log from entry `from` on: a log only grows, so a reader that holds the first entries reads the rest. */
-  async readLog(tenant: string, runId: string, from = 0): Promise<LogEntry[]> {
-    const raw = await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), from, -1);
-    return raw.map((line) => JSON.parse(line) as LogEntry);
+  async readLog(tenant: string, runId: string): Promise<LogEntry[]> {
+    return (await this.readLogLines(tenant, runId, 0)).map((line) => JSON.parse(line) as LogEntry);
+  }
+
+  /** The log's entries as stored (JSON), from entry `from` on. */
+  readLogLines(tenant: string, runId: string, from: number): Promise<string[]> {
+    return this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), from, -1);
   }
 
   /**

@@ -7,6 +7,7 @@ import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@
 import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
+import { HeldLog } from './held.log';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
 import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
@@ -99,16 +100,12 @@ export class RunEngine {
   private async loop(lease: Lease, run: Run, agent: AgentDefinition, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
     let resumed = false;
-    // The log only grows, and nothing else ends or trims it while this worker holds the lease: each
-    // pass reads just the entries added since the last (answers, messages and its own appends).
-    const entries: LogEntry[] = [];
+    const log = new HeldLog(store, lease.tenant, lease.runId);
     for (;;) {
       if (shutdown?.aborted) {
         return this.release(lease);
       }
-      for (const entry of await store.runs.readLog(lease.tenant, lease.runId, entries.length)) {
-        entries.push(entry);
-      }
+      const entries = await log.read();
       if (!resumed) {
         resumed = true;
         observeResume(entries);

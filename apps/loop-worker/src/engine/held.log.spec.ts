@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { LogEntry } from '@parley/contracts';
+import { ParleyStore } from '@parley/store';
+import { HeldLog } from './held.log';
+
+/** Against a real Redis, under a key prefix of its own (deleted after each test). */
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('HeldLog', () => {
+  let redis: Redis;
+  let store: ParleyStore;
+  let logKey: string;
+  const runId = randomUUID();
+  const said = (text: string): string => JSON.stringify({ type: 'task', text, at: new Date().toISOString() } satisfies LogEntry);
+  const texts = (entries: LogEntry[]) => entries.map((e) => (e.type === 'task' ? e.text : e.type));
+
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+    store = new ParleyStore(redis, { prefix: `hl-${randomUUID()}`, eventsMaxLen: 100, retentionSecs: 60, leaseMs: 1000 });
+    logKey = store.ctx.keys.runLog('acme', runId);
+  });
+
+  afterEach(async () => {
+    await redis.del(logKey);
+    await redis.quit();
+  });
+
+  it('reads the whole log once, then only what was appended since', async () => {
+    await redis.rpush(logKey, said('a'), said('b'));
+    const log = new HeldLog(store, 'acme', runId);
+    expect(texts(await log.read())).toEqual(['a', 'b']);
+    expect(texts(await log.read())).toEqual(['a', 'b']);
+    await redis.rpush(logKey, said('c'));
+    await redis.rpush(logKey, said('d'));
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('an empty log reads empty, then grows', async () => {
+    const log = new HeldLog(store, 'acme', runId);
+    expect(await log.read()).toEqual([]);
+    await redis.rpush(logKey, said('a'));
+    expect(texts(await log.read())).toEqual(['a']);
+  });
+
+  it('reads the log afresh when what it had read is no longer there (writes lost by a Redis restart)', async () => {
+    await redis.rpush(logKey, said('a'), said('b'), said('c'));
+    const log = new HeldLog(store, 'acme', runId);
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c']);
+    // The last write was lost, and others were appended after the restart: the log is as long again.
+    await redis.rpop(logKey);
+    await redis.rpush(logKey, said('x'), said('y'));
+    expect(texts(await log.read())).toEqual(['a', 'b', 'x', 'y']);
+    // Shorter than what was read.
+    await redis.ltrim(logKey, 0, 0);
+    expect(texts(await log.read())).toEqual(['a']);
+  });
+});
