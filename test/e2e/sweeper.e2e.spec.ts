@@ -3,9 +3,10 @@
  * between a Redis step and its enqueue, or a Redis restart from an AOF that lost its last second)
  * is found and given a job again, and the run finishes.
  */
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { jobIds } from '@parley/contracts';
-import { ParleyQueues, RedisKeys } from '@parley/store';
+import { ParleyQueues, ParleyStore, RedisKeys } from '@parley/store';
 import { RunSweeper } from '../../apps/interaction-service/src/sweeper/run.sweeper';
 import { askerAgent, quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
@@ -97,6 +98,16 @@ describe('sweeper', () => {
     for (const runId of [...waiting, finished]) {
       await stack.waitForStatus(runId, 'finished');
     }
+  });
+
+  it('watches runs started outside the gateway too: a scheduled run created with no job gets one and finishes', async () => {
+    await ensureWorker();
+    // What a schedule leaves when its process dies between creating the run and enqueueing it.
+    const store = new ParleyStore(connection, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 });
+    const runId = randomUUID();
+    expect(await store.runs.create({ tenant: tenant(), runId, owner: 'scheduler', agent: 'quick', task: 'from a schedule', trigger: 'schedule' })).toEqual({ created: true, wake: 0 });
+    expect(await queues.runs.getJobState(jobIds.run({ tenant: tenant(), runId, wake: 0 }))).toBe('unknown');
+    await waitFor(async () => (await stack.redis.hget(runKey(runId), 'status')) === 'finished', { message: 'the scheduled run to finish' });
   });
 
   it('watches only runs in flight: a finished or parked run leaves the index; a queued run with its job is left alone', async () => {
