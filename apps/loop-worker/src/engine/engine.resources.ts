@@ -3,6 +3,7 @@ import type { AgentDefinition } from '@parley/contracts';
 import type { ModelAdapter } from '@parley/models';
 import type { Logger } from '@parley/platform';
 import type { ParleyQueues, ParleyStore, RunControl } from '@parley/store';
+import type { RecentLogs } from './held.log';
 
 /** What the engine's parts share instead of importing each other. */
 export interface EngineResources {
@@ -16,6 +17,8 @@ export interface EngineResources {
   /** This worker's id: written to the run's `worker` field when it takes the lease, and logged per step. */
   workerId: string;
   limits: { workspaceMaxFileBytes: number; workspaceMaxBytes: number };
+  /** The logs of the runs this worker advanced last (each step reads only what was added since). */
+  logs: RecentLogs;
 }
 
 /** How one advance of a run ended; every value is an expected outcome, not an error. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { LogEntry } from '@parley/contracts';
 import { ParleyStore } from '@parley/store';
-import { HeldLog } from './held.log';
+import { HeldLog, RecentLogs } from './held.log';
 
 /** Against a real Redis, under a key prefix of its own (deleted after each test). */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -54,5 +54,55 @@ describe('HeldLog', () => {
     // Shorter than what was read.
     await redis.ltrim(logKey, 0, 0);
     expect(texts(await log.read())).toEqual(['a']);
+  });
+
+  it('two reads at once (a step whose lease was taken over, and its successor) add each entry once', async () => {
+    await redis.rpush(logKey, said('a'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    await redis.rpush(logKey, said('b'), said('c'));
+    const [first, second] = await Promise.all([log.read(), log.read()]);
+    expect(texts(first)).toEqual(['a', 'b', 'c']);
+    expect(texts(second)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('RecentLogs', () => {
+  let redis: Redis;
+  let store: ParleyStore;
+  const runIds = [randomUUID(), randomUUID(), randomUUID()];
+  const said = (text: string): string => JSON.stringify({ type: 'task', text, at: new Date().toISOString() } satisfies LogEntry);
+
+  beforeEach(async () => {
+    redis = new Redis(REDIS_URL);
+    store = new ParleyStore(redis, { prefix: `hl-${randomUUID()}`, eventsMaxLen: 100, retentionSecs: 60, leaseMs: 1000 });
+    for (const [i, runId] of runIds.entries()) {
+      await redis.rpush(store.ctx.keys.runLog('acme', runId), ...Array.from({ length: i + 1 }, (_, n) => said(`${n}`)));
+    }
+  });
+
+  afterEach(async () => {
+    await redis.del(...runIds.map((runId) => store.ctx.keys.runLog('acme', runId)));
+    await redis.quit();
+  });
+
+  it("keeps a run's log from one step to its next, and forgets the least recently used past its bounds", async () => {
+    const byRuns = new RecentLogs(store, 2, 1000);
+    const first = byRuns.of('acme', runIds[0]);
+    await first.read();
+    expect(byRuns.of('acme', runIds[0])).toBe(first);
+    await byRuns.of('acme', runIds[1]).read();
+    await byRuns.of('acme', runIds[2]).read();
+    expect(byRuns.size).toBe(2);
+    expect(byRuns.of('acme', runIds[0])).not.toBe(first);
+
+    // Three entries at most: the run of three entries stays alone.
+    const byEntries = new RecentLogs(store, 10, 3);
+    await byEntries.of('acme', runIds[0]).read();
+    await byEntries.of('acme', runIds[1]).read();
+    expect(byEntries.size).toBe(2);
+    await byEntries.of('acme', runIds[2]).read();
+    byEntries.of('acme', runIds[2]);
+    expect(byEntries.size).toBe(1);
   });
 });

@@ -7,7 +7,6 @@ import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@
 import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
-import { HeldLog } from './held.log';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
 import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
@@ -100,7 +99,7 @@ export class RunEngine {
   private async loop(lease: Lease, run: Run, agent: AgentDefinition, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
     let resumed = false;
-    const log = new HeldLog(store, lease.tenant, lease.runId);
+    const log = this.resources.logs.of(lease.tenant, lease.runId);
     for (;;) {
       if (shutdown?.aborted) {
         return this.release(lease);

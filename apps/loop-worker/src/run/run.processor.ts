@@ -6,6 +6,7 @@ import { createModelAdapter } from '@parley/models';
 import { createLogger, type ParleyConfig } from '@parley/platform';
 import { AgentRepository, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
 import type { AdvanceOutcome, EngineResources } from '../engine/engine.resources';
+import { RecentLogs } from '../engine/held.log';
 import { RunEngine } from '../engine/run.engine';
 
 /**
@@ -47,6 +48,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       logger: createLogger('loop-worker', config.logLevel).child({ worker: config.workerId }),
       workerId: config.workerId,
       limits: { workspaceMaxFileBytes: config.workspaceMaxFileBytes, workspaceMaxBytes: config.workspaceMaxBytes },
+      logs: new RecentLogs(store),
     };
     this.shutdownGraceMs = config.shutdownGraceMs;
     const tenantAgents = new TenantAgents(agents, new AgentRepository(store.ctx));
