@@ -225,16 +225,16 @@ function processNote(role: string, c: CycleResults): string {
   const flow = c.throughput.oneWorker.flow;
   if (role.startsWith('gateway')) {
     return (
-      'the answer (validation, interaction read, the resolve script, the `runs` enqueue) and the fan-out: each published event ' +
+      'the answer (validation against the interaction as `interaction.opened` announced it, the resolve script, the `runs` enqueue) and the fan-out: each published event ' +
       `(${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, checked against every socket of the tenant and broadcast once. ` +
       'Fewer or smaller events cut it.'
     );
   }
   if (role.startsWith('worker')) {
     return (
-      'each pass of its loop reads the whole log and rebuilds the conversation from it ' +
-      `(\`lrange\` ${cmd(c, 'lrange').toFixed(1)}, \`hgetall\` ${cmd(c, 'hgetall').toFixed(1)} executed per cycle, all processes); ` +
-      'keeping what it has read while it holds the lease, and reading only the entries after it, would cut the rereads.'
+      'each pass of its loop reads the log entries added since its last read of the run (it keeps the logs of the runs it advanced last) and ' +
+      `rebuilds the conversation from the whole log (\`lrange\` ${cmd(c, 'lrange').toFixed(1)}, \`hgetall\` ${cmd(c, 'hgetall').toFixed(1)} executed per cycle, all processes); ` +
+      'its Redis round trips (lease, appends, the message check between model calls, park, BullMQ) and the conversation rebuild are most of the rest.'
     );
   }
   if (role === 'redis') {

@@ -223,7 +223,7 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(`| Baseline: minimal park/resume, answer → job running again | ${l.miniResume.count} | ${ms(l.miniResume.p50)} | ${ms(l.miniResume.p99)} | ${ms(l.miniResume.mean)} |`);
     out.push('');
     out.push(`Answers absorbed by a run still being advanced (no resume event, not timed): ${l.absorbed}. The Parley figure holds`);
-    out.push('three process hops: client → gateway (validation, interaction read, the resolve script, which also drops the');
+    out.push('three process hops: client → gateway (validation, the resolve script, which also drops the');
     out.push('deadline, the `runs` enqueue), gateway → worker (BullMQ pick-up, run read, lease script), worker → gateway → client');
     out.push('(pub/sub, socket.io). The bare BullMQ round trip has one hop and no event back.');
     out.push('');
