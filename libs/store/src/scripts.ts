@@ -26,6 +26,7 @@ const SCRIPTS = {
   rateHit: { file: 'rate-hit.lua', keys: 1 },
   rateRefund: { file: 'rate-refund.lua', keys: 1 },
   admitRun: { file: 'admit-run.lua', keys: 3 },
+  pruneInflight: { file: 'prune-inflight.lua', keys: 1 },
   acquireSocket: { file: 'acquire-socket.lua', keys: 1 },
   agentSave: { file: 'agent-save.lua', keys: 3 },
   agentDelete: { file: 'agent-delete.lua', keys: 2 },

@@ -609,7 +609,86 @@ describe('events', () => {
   });
 });
 
+describe('in-flight index', () => {
+  it('holds a run while it is queued or running: park takes it out, an answer puts it back; the end takes it out of the active runs too', async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const inflight = () => admin.zrange(k.inflightRuns(TENANT), '0', '-1');
+    const parked = async () => (await admin.hget(k.gauges(TENANT), 'parked')) ?? '0';
+    const run: NewRun = { tenant: TENANT, runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan a team offsite', trigger: 'api' };
+    await store.limits.admitRun(TENANT, run.runId, { runsPerMinute: 0, concurrentRuns: 5, openInteractions: 0 });
+    expect(await admin.zrange(k.activeRuns(TENANT), '0', '-1')).toEqual([run.runId]);
+    await store.runs.create(run);
+    expect(await inflight()).toEqual([run.runId]);
+    const lease = await acquire(store, run);
+    expect(await inflight()).toEqual([run.runId]);
+    const interaction = await parkAsking(store, lease, request(run));
+    expect([await inflight(), await parked()]).toEqual([[], '1']);
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    expect([await inflight(), await parked()]).toEqual([[run.runId], '0']);
+    expect(await store.runs.cancel(run, BOB, null)).toMatchObject({ status: 'cancelled' });
+    expect([await inflight(), await admin.zrange(k.activeRuns(TENANT), '0', '-1')]).toEqual([[], []]);
+    // Not filed without a concurrent-run limit.
+    await store.limits.admitRun(TENANT, randomUUID(), { runsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 });
+    expect(await admin.exists(k.activeRuns(TENANT))).toBe(0);
+  });
+
+  it('the parked gauge never goes below zero', async () => {
+    const store = makeStore();
+    const { run, interaction } = await waitingRun(store);
+    await admin.hset(store.ctx.keys.gauges(TENANT), 'parked', 0); // as if the gauge had been reset
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    expect(await admin.hget(store.ctx.keys.gauges(TENANT), 'parked')).toBe('0');
+    expect((await runHash(store, run)).status).toBe('queued');
+  });
+
+  it('walks the runs oldest first by score while they leave it; prune takes out only those not queued or running when it runs', async () => {
+    const store = makeStore();
+    const runs = [await newRun(store), await newRun(store), await newRun(store)];
+    const k = store.ctx.keys;
+    await admin.zadd(k.inflightRuns(TENANT), 1, runs[0].runId, 2, runs[1].runId, 2, runs[2].runId);
+    const pages: string[][] = [];
+    for await (const page of store.inflight.walk(TENANT, 1)) {
+      pages.push(page);
+      await admin.zrem(k.inflightRuns(TENANT), page[0]); // leaves as it is walked
+    }
+    // Oldest first; the two of the same score in member order.
+    expect(pages).toEqual([[runs[0].runId], ...[runs[1].runId, runs[2].runId].sort().map((id) => [id])]);
+
+    await admin.zadd(k.inflightRuns(TENANT), 1, runs[0].runId, 2, runs[1].runId);
+    const lease = await acquire(store, runs[0]);
+    await parkAsking(store, lease, request(runs[0])); // out of the index; put back as if read earlier
+    await admin.zadd(k.inflightRuns(TENANT), 1, runs[0].runId);
+    await admin.hset(k.run(TENANT, runs[1].runId), 'status', 'waiting');
+    expect(await store.inflight.prune(TENANT, [runs[0].runId, runs[1].runId, runs[2].runId])).toBe(2);
+    expect(await admin.zrange(k.inflightRuns(TENANT), '0', '-1')).toEqual([]);
+    // A run that is queued again when prune runs stays.
+    await admin.zadd(k.inflightRuns(TENANT), 3, runs[2].runId);
+    expect(await store.inflight.prune(TENANT, [runs[2].runId])).toBe(0);
+    expect(await admin.zrange(k.inflightRuns(TENANT), '0', '-1')).toEqual([runs[2].runId]);
+  });
+});
+
 describe('run replay', () => {
+  it('skips stream entries of an older layout without shortening a page', async () => {
+    const store = makeStore();
+    const run = await newRun(store); // seqs 1, 2
+    const k = store.ctx.keys;
+    for (let i = 0; i < 3; i++) {
+      // As an older release wrote them: the whole event as one JSON field `e`, seqs 3 to 5.
+      const seq = await admin.incr(k.seq(TENANT));
+      await admin.xadd(k.tenantEvents(TENANT), `0-${seq}`, 'e', JSON.stringify({ seq }));
+      const packed = Buffer.alloc(6);
+      packed.writeUIntBE(seq, 0, 6);
+      await admin.append(k.runEventSeqs(TENANT, run.runId), packed);
+    }
+    await acquire(store, run); // seq 6
+    expect((await store.events.readTenant(TENANT, 0, 3)).map((e) => e.seq)).toEqual([1, 2, 6]);
+    expect((await store.events.readRun(TENANT, run.runId, 0, 3)).map((e) => e.seq)).toEqual([1, 2, 6]);
+    expect((await store.events.readTenant(TENANT, 2, 1)).map((e) => e.seq)).toEqual([6]);
+    expect((await store.events.readRun(TENANT, run.runId, 2, 1)).map((e) => e.seq)).toEqual([6]);
+  });
+
   it("reads one run's events from the tenant stream through the run's seqs, paged by seq, skipping what the stream trimmed", async () => {
     const store = makeStore();
     const first = await newRun(store);

@@ -1,6 +1,7 @@
 import type { RedisClient } from '@parley/platform';
 import { DeadlineRepository } from './deadline.repository';
 import { EventRepository } from './event.repository';
+import { InflightRepository } from './inflight.repository';
 import { InteractionRepository } from './interaction.repository';
 import { LimitsRepository } from './limits/limits.repository';
 import { RunMessageRepository } from './run-message.repository';
@@ -16,6 +17,7 @@ export class ParleyStore {
   readonly events: EventRepository;
   readonly deadlines: DeadlineRepository;
   readonly limits: LimitsRepository;
+  readonly inflight: InflightRepository;
 
   constructor(redis: RedisClient, options: StoreOptions) {
     this.ctx = new StoreContext(redis, options);
@@ -25,5 +27,6 @@ export class ParleyStore {
     this.events = new EventRepository(this.ctx);
     this.deadlines = new DeadlineRepository(this.ctx);
     this.limits = new LimitsRepository(this.ctx);
+    this.inflight = new InflightRepository(this.ctx);
   }
 }

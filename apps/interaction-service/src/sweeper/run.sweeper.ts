@@ -88,12 +88,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       counts.tenants += 1;
       const settled: string[] = [];
       const suspects: Array<{ runId: string; wake: number; repair: 'requeued' | 'revived' }> = [];
-      // A page at a time: many parked runs must not make one burst that stalls Redis.
-      for (let start = 0; ; start += LOOKUP_BATCH) {
-        const runIds = await redis.zrange(keys.inflightRuns(tenant), String(start), String(start + LOOKUP_BATCH - 1));
-        if (runIds.length === 0) {
-          break;
-        }
+      // A page at a time: many runs in flight must not make one burst that stalls Redis.
+      for await (const runIds of this.store.inflight.walk(tenant, LOOKUP_BATCH)) {
         const pipeline = redis.pipeline();
         runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
         const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
@@ -123,9 +119,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       if (await this.rearmLostTimer(tenant, now)) {
         counts.deadlines += 1;
       }
-      if (settled.length > 0) {
-        await redis.zrem(keys.inflightRuns(tenant), ...settled);
-      }
+      await this.store.inflight.prune(tenant, settled);
     }
     return counts;
   }

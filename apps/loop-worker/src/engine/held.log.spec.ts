@@ -96,13 +96,14 @@ describe('RecentLogs', () => {
     expect(byRuns.size).toBe(2);
     expect(byRuns.of('acme', runIds[0])).not.toBe(first);
 
-    // Three entries at most: the run of three entries stays alone.
-    const byEntries = new RecentLogs(store, 10, 3);
-    await byEntries.of('acme', runIds[0]).read();
-    await byEntries.of('acme', runIds[1]).read();
-    expect(byEntries.size).toBe(2);
-    await byEntries.of('acme', runIds[2]).read();
-    byEntries.of('acme', runIds[2]);
-    expect(byEntries.size).toBe(1);
+    // Room for three entries: the log of three entries, the one asked for, stays alone.
+    const entryBytes = said('0').length;
+    const bySize = new RecentLogs(store, 10, 3 * entryBytes);
+    await bySize.of('acme', runIds[0]).read();
+    await bySize.of('acme', runIds[1]).read();
+    expect(bySize.size).toBe(2);
+    await bySize.of('acme', runIds[2]).read();
+    bySize.of('acme', runIds[2]);
+    expect(bySize.size).toBe(1);
   });
 });

@@ -11,6 +11,7 @@ import type { ParleyStore } from '@parley/store';
 export class HeldLog {
   private entries: LogEntry[] = [];
   private lastLine: string | null = null;
+  private lineBytes = 0;
 
   constructor(
     private readonly store: ParleyStore,
@@ -18,24 +19,24 @@ export class HeldLog {
     private readonly runId: string,
   ) {}
 
-  get size(): number {
-    return this.entries.length;
+  /** The log's size as stored (JSON characters): what keeping it costs, about. */
+  get bytes(): number {
+    return this.lineBytes;
   }
 
   async read(): Promise<LogEntry[]> {
     const known = this.entries.length;
     const lines = await this.store.runs.readLogLines(this.tenant, this.runId, Math.max(0, known - 1));
-    if (this.entries.length !== known) {
-      // Another step of the same run (one whose lease was taken over) read meanwhile.
-      return this.read();
-    }
+    // Also the case when another step of the same run (one whose lease was taken over) read meanwhile.
     if (known > 0 && lines[0] !== this.lastLine) {
       this.entries = [];
       this.lastLine = null;
+      this.lineBytes = 0;
       return this.read();
     }
     for (const line of known > 0 ? lines.slice(1) : lines) {
       this.entries.push(JSON.parse(line) as LogEntry);
+      this.lineBytes += line.length;
     }
     this.lastLine = lines.length > 0 ? lines[lines.length - 1] : this.lastLine;
     return this.entries;
@@ -44,7 +45,8 @@ export class HeldLog {
 
 /**
  * The logs of the runs this worker advanced last, so that the next step of a run (after an answer)
- * reads only what came since. Bounded by runs and by entries; the least recently used go first.
+ * reads only what came since. Bounded by runs and by size (a log can hold large tool results); the
+ * least recently used go first, the run asked for stays.
  */
 export class RecentLogs {
   private readonly logs = new Map<string, HeldLog>();
@@ -52,7 +54,7 @@ export class RecentLogs {
   constructor(
     private readonly store: ParleyStore,
     private readonly maxRuns = 500,
-    private readonly maxEntries = 50_000,
+    private readonly maxBytes = 32 * 1024 * 1024,
   ) {}
 
   of(tenant: string, runId: string): HeldLog {
@@ -60,14 +62,14 @@ export class RecentLogs {
     const log = this.logs.get(key) ?? new HeldLog(this.store, tenant, runId);
     this.logs.delete(key);
     this.logs.set(key, log);
-    let entries = 0;
-    this.logs.forEach((held) => (entries += held.size));
+    let bytes = 0;
+    this.logs.forEach((held) => (bytes += held.bytes));
     for (const [oldest, held] of this.logs) {
-      if (oldest === key || (this.logs.size <= this.maxRuns && entries <= this.maxEntries)) {
+      if (oldest === key || (this.logs.size <= this.maxRuns && bytes <= this.maxBytes)) {
         break;
       }
       this.logs.delete(oldest);
-      entries -= held.size;
+      bytes -= held.bytes;
     }
     return log;
   }
