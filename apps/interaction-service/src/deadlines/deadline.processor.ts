@@ -54,8 +54,8 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
   private async sweepDue(tenant: string, sweep: DeadlineSweep): Promise<void> {
     for (;;) {
       const { expired, dropped } = await this.store.deadlines.expireDue(tenant, BATCH);
-      // A crash before this enqueue leaves woken runs queued without a job: the sweeper repairs
-      // those the gateway started (not sub-agents or scheduled runs: see docs/chaos.md).
+      // A crash before this enqueue leaves woken runs queued without a job: they are in flight, so
+      // the sweeper gives them one.
       await this.queues.enqueueRuns(expired.flatMap(({ runId, wake }) => (wake === null ? [] : [{ tenant, runId, wake }])));
       this.observe(tenant, expired);
       sweep.expired += expired.length;

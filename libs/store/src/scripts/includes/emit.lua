@@ -82,13 +82,14 @@ end
 -- tenant's next sequence number; returns the number. The event is stored once, in the tenant
 -- stream; the run keeps only its seqs (runSeqsKey nil: a run whose keys are gone or expiring).
 local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
+  owner = owner or ''
   local seq = redis.call('INCR', KEYS[1])
   local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
     ',"owner":' .. cjson.encode(owner) .. ',"at":' .. cjson.encode(AT) .. ',"type":' .. cjson.encode(eventType) ..
     ',"data":' .. dataJson .. '}'
   -- Stored as fields, not as the JSON: a stream node keeps the field names once for all its
   -- entries, and the seq (the id), the tenant (the key) and the time (ms) are rebuilt on read.
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, '0-' .. seq, 'r', runId, 'o', owner or '', 'a', ARGV[7], 't', eventType, 'd', dataJson)
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, '0-' .. seq, 'r', runId, 'o', owner, 'a', AT_MS, 't', eventType, 'd', dataJson)
   if runSeqsKey then
     appendSeq(runSeqsKey, seq)
   end
@@ -177,7 +178,8 @@ local function deliverToParent(parent, parentId, resultEntry)
 end
 
 -- The common end of end-run and cancel-run, after the terminal status and its events: the grants
--- go, the run leaves the tenant's in-flight and active runs, the run's keys (KEYS[3], KEYS[4] and KEYS[firstOwned..]) get the retention period, and a
+-- go, the run leaves the tenant's in-flight and active runs, the run's keys (KEYS[3], KEYS[4] and
+-- KEYS[firstOwned..]) get the retention period, and a
 -- sub-agent's result goes to its parent. Returns the parent's wake counter, or -1.
 local function closeRun(grantsKey, firstOwned, retention, parent, parentId, resultEntry)
   redis.call('DEL', grantsKey)
