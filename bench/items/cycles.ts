@@ -43,7 +43,7 @@ function pidsOf(h: Harness, redisPid: number | undefined): Record<string, number
 
 /** 1. One run at a time, one question open at a time: answer → `run.status running`. */
 async function sequential(h: Harness): Promise<{ resume: Latency; cycle: Latency; absorbed: number }> {
-  const client = await connectClient(h.gateway(1).url, h.token());
+  const client = await connectClient(h.gateway(1).url, h.token(), AutoAnswerer.TYPES);
   const answerer = new AutoAnswerer(client);
   try {
     const warm = await h.startRun(1, 'qfew');
@@ -68,7 +68,7 @@ async function sequential(h: Harness): Promise<{ resume: Latency; cycle: Latency
 
 /** 2. CONC_RUNS runs at once, each asking CONC_QUESTIONS questions; one client answers all. */
 async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined): Promise<ThroughputFigures> {
-  const client = await connectClient(h.gateway(1).url, h.token());
+  const client = await connectClient(h.gateway(1).url, h.token(), AutoAnswerer.TYPES);
   const answerer = new AutoAnswerer(client);
   try {
     const warm: string[] = [];

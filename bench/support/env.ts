@@ -1,3 +1,4 @@
+import type { EventType } from '@parley/contracts';
 import { io } from 'socket.io-client';
 import { Harness, type HarnessOptions } from '../../test/harness/harness';
 import { startRedisServer, type RedisServer } from '../../test/support/redis-server';
@@ -37,15 +38,15 @@ export function startHarness(redisUrl: string, options: Omit<HarnessOptions, 're
   return Harness.start({ logLevel: 'warn', ...options, redisUrl, env: { ...BENCH_ENV, ...options.env } });
 }
 
-/** A socket.io client of the bench process on a gateway, subscribed to the tenant's live events. */
-export async function connectClient(url: string, token: string): Promise<TestClient> {
+/** A socket.io client of the bench process on a gateway, subscribed to the tenant's live events (of `types`, or all). */
+export async function connectClient(url: string, token: string, types?: readonly EventType[]): Promise<TestClient> {
   const socket = io(`${url}/v1`, { auth: { token }, transports: ['websocket'], reconnection: false, forceNew: true });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', () => resolve());
     socket.once('connect_error', (error) => reject(error));
   });
   const client = new TestClient(socket);
-  const ack = await client.subscribe({});
+  const ack = await client.subscribe(types ? { types: [...types] } : {});
   if (!ack?.ok) {
     throw new Error(`subscribe refused: ${JSON.stringify(ack)}`);
   }

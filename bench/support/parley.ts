@@ -1,4 +1,4 @@
-import type { AnswerBody, ParleyEvent, Prompt } from '@parley/contracts';
+import type { AnswerBody, EventType, ParleyEvent, Prompt } from '@parley/contracts';
 import type { TestClient } from '../../test/support/stack';
 import { nowMs, sleep } from './stats';
 
@@ -65,6 +65,8 @@ export interface AnswererOptions {
  * call that ran without asking anyone (`stepMs`).
  */
 export class AutoAnswerer {
+  /** The event types it reads: a client that subscribes to these only is sent nothing it ignores. */
+  static readonly TYPES: readonly EventType[] = ['interaction.opened', 'tool.result', 'run.status', 'run.finished', 'run.failed', 'run.cancelled'];
   readonly resumeMs: number[] = [];
   readonly cycleMs: number[] = [];
   readonly stepMs: number[] = [];

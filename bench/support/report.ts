@@ -4,6 +4,7 @@ import type { CycleResults, ThroughputFigures } from '../items/cycles';
 import type { FanoutResults } from '../items/fanout';
 import type { LangGraphResults } from '../items/langgraph';
 import { BULK_STEPS, COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
+import { AutoAnswerer } from './parley';
 import type { PerCycleCosts } from './procs';
 import type { Latency } from './stats';
 
@@ -139,7 +140,9 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
   out.push('  `BENCH_REDIS_URL` points the bench at another Redis instead.');
   out.push('- Parley runs as **separate OS processes** (the multi-process harness of `test/harness/`: 1 gateway, 1 or 2');
   out.push('  loop-workers with concurrency 50, 1 or 2 interaction-services, started from the TypeScript sources, logs at `warn`,');
-  out.push('  tenant limits off); the answering socket.io client is the bench process. Scripted agents: no model latency,');
+  out.push('  tenant limits off); the answering socket.io client is the bench process, subscribed to the event types it reads');
+  out.push(`  (${AutoAnswerer.TYPES.map((t) => '`' + t + '`').join(', ')}): every event is still written, published and read by the gateway,`);
+  out.push('  which sends that client only those. Scripted agents: no model latency,');
   out.push('  one tool call per turn (`ask_user_text`), each question with the default 3600 s timeout, so `park` also');
   out.push(`  files its deadline in ${deadlineIndex(r)} and the answer drops it (a timer job is scheduled only`);
   out.push('  when a deadline is the tenant\'s earliest).');

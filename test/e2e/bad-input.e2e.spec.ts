@@ -486,6 +486,8 @@ describe('socket.io', () => {
       [{ since: -1 }, 'validation_failed', ['since']],
       [{ since: 'zero' }, 'validation_failed', ['since']],
       [{ runId: 'bad!id' }, 'validation_failed', ['runId']],
+      [{ types: [] }, 'validation_failed', ['types']],
+      [{ types: ['run.started'] }, 'validation_failed', ['types']],
       ['everything', 'validation_failed', ['subscribe message']],
       [{ runId: randomUUID() }, 'not_found', ['not found']],
     ];

@@ -1,4 +1,4 @@
-import type { ParleyEvent } from '@parley/contracts';
+import type { AnswerBody, ParleyEvent } from '@parley/contracts';
 import { TestStack, type TestClient } from '../support/stack';
 
 describe('the demo agent end to end over socket.io', () => {
@@ -58,5 +58,33 @@ describe('the demo agent end to end over socket.io', () => {
 
     const workspace = await stack.redis.hget(`${stack.config.prefix}:{t:acme}:run:${runId}:ws`, 'plan.md');
     expect(workspace).toContain('Lisbon, in May');
+  });
+
+  it('a subscription limited to some event types gets only those, live and replayed, and its lastSeq still covers every event', async () => {
+    const answerer = await stack.connect();
+    const replayer = await stack.connect();
+    try {
+      expect(await answerer.subscribe({ types: ['interaction.opened', 'run.finished', 'interaction.opened'] })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      const runId = await stack.startRun('demo', 'Plan a team offsite');
+      const answers: AnswerBody[] = [{ choice: 1 }, { text: 'Lisbon, in May' }, { decision: 'allow_once' }, { approved: true }];
+      for (const [n, answer] of answers.entries()) {
+        const opened = (await answerer.waitForEvent(
+          (e) => e.runId === runId && e.type === 'interaction.opened' && answerer.events.filter((x) => x.runId === runId && x.type === 'interaction.opened').indexOf(e) === n,
+          `interaction #${n}`,
+        )) as Extract<ParleyEvent, { type: 'interaction.opened' }>;
+        expect(await answerer.answer(opened.data.interaction.id, answer)).toMatchObject({ ok: true });
+      }
+      await answerer.waitForEvent((e) => e.runId === runId && e.type === 'run.finished', 'run.finished');
+      expect(new Set(answerer.events.filter((e) => e.runId === runId).map((e) => e.type))).toEqual(new Set(['interaction.opened', 'run.finished']));
+
+      const ack = await replayer.subscribe({ runId, since: 0, types: ['interaction.resolved'] });
+      const all = (await stack.http<{ events: ParleyEvent[] }>('GET', `/v1/runs/${runId}/events?since=0`)).body.events;
+      expect(ack).toEqual({ ok: true, lastSeq: all[all.length - 1].seq });
+      expect(replayer.events.map((e) => e.seq)).toEqual(all.filter((e) => e.type === 'interaction.resolved').map((e) => e.seq));
+      expect(replayer.events).toHaveLength(4);
+    } finally {
+      answerer.close();
+      replayer.close();
+    }
   });
 });

@@ -96,7 +96,9 @@ export class ServiceProcess {
     this.starts += 1;
     this.expectExit = false;
     const entry = join(this.options.root, 'apps', this.kind, 'src', 'main.ts');
-    const child = spawn(process.execPath, ['--enable-source-maps', '-r', this.options.hook, entry], {
+    // Node flags NODE_OPTIONS refuses (e.g. --cpu-prof) reach the services through this variable.
+    const extraArgs = process.env.PARLEY_HARNESS_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+    const child = spawn(process.execPath, [...extraArgs, '--enable-source-maps', '-r', this.options.hook, entry], {
       cwd: this.options.root,
       env: this.options.env,
       stdio: ['ignore', 'pipe', 'pipe'],

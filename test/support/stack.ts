@@ -183,7 +183,7 @@ export class TestClient {
     socket.on('event', (event: ParleyEvent) => this.events.push(event));
   }
 
-  subscribe(message: { since?: number; runId?: string } = {}): Promise<any> {
+  subscribe(message: { since?: number; runId?: string; types?: string[] } = {}): Promise<any> {
     return this.socket.timeout(10_000).emitWithAck('subscribe', message);
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AGENT_NAME_PATTERN } from './agent.schema';
+import { EVENT_TYPES, EventTypeSchema } from './event.schema';
 import { EntityIdSchema, SubjectSchema } from './ids.schema';
 import { ApprovalDecisionSchema } from './interaction.schema';
 import { RunStatusSchema } from './run.schema';
@@ -131,6 +132,13 @@ export type ScheduleInfo = z.infer<typeof ScheduleInfoSchema>;
 export const SubscribeMessageSchema = z.strictObject({
   since: z.int().min(0).optional(),
   runId: EntityIdSchema.optional(),
+  /** Only these event types reach the socket; the subscription's `lastSeq` still covers every event. */
+  types: z
+    .array(EventTypeSchema)
+    .min(1, 'must name at least one event type (leave types out for all)')
+    .max(EVENT_TYPES.length * 2)
+    .transform((types) => [...new Set(types)])
+    .optional(),
 });
 export type SubscribeMessage = z.infer<typeof SubscribeMessageSchema>;
 

@@ -49,6 +49,7 @@ export const EventDataSchemas = {
 
 export type EventType = keyof typeof EventDataSchemas;
 export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
+export const EventTypeSchema = z.enum(EVENT_TYPES as [EventType, ...EventType[]]);
 export type EventData<T extends EventType> = z.infer<(typeof EventDataSchemas)[T]>;
 
 /** What the state-changing code hands to the store; the store adds the sequence number. */

@@ -25,6 +25,7 @@ import {
   parseAnswerBody,
   parseOrThrow,
   type ErrorBody,
+  type EventType,
   type Interaction,
   type ParleyEvent,
   type TokenClaims,
@@ -41,6 +42,7 @@ import { EventFeed } from './event.feed';
 interface Subscription {
   runId?: string;
   owner?: string;
+  types?: ReadonlySet<EventType>;
   lastSeq: number;
   /** While the replay runs, live events wait here so none overtakes or duplicates it. */
   buffer: ParleyEvent[] | null;
@@ -181,6 +183,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const subscription: Subscription = {
         ...(message.runId ? { runId: message.runId } : {}),
         ...(user.role === 'member' ? { owner: user.sub } : {}),
+        ...(message.types ? { types: new Set(message.types) } : {}),
         lastSeq: message.since ?? current,
         buffer: [],
       };
@@ -311,7 +314,11 @@ function data(socket: Socket): SocketData {
 }
 
 function matches(subscription: Subscription, event: ParleyEvent): boolean {
-  return (!subscription.runId || event.runId === subscription.runId) && (!subscription.owner || event.owner === subscription.owner);
+  return (
+    (!subscription.runId || event.runId === subscription.runId) &&
+    (!subscription.owner || event.owner === subscription.owner) &&
+    (!subscription.types || subscription.types.has(event.type))
+  );
 }
 
 /** Longest setTimeout Node honours; a later expiry is checked again when it fires. */
