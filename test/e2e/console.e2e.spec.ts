@@ -1,9 +1,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CliSession } from '../../apps/cli/src/testing/cli.harness';
 import { createGateway } from '../../apps/gateway/src/gateway.app';
-import { buildConsole, launchChromium, openConsole, restartGatewayOnSamePort } from '../support/browser';
+import { buildConsole, launchChromium, openConsole } from '../support/browser';
 import { TestStack, writeAgents } from '../support/stack';
-import { waitFor } from '../support/wait-for';
+import { waitFor, within } from '../support/wait-for';
 
 /** Asks every kind of question in turn, then asks to write a file (an approval), then finishes. */
 const everyKind = {
@@ -398,45 +398,56 @@ describe('the web console, in a real browser', () => {
 
   describe('live', () => {
     it('reconnects after the gateway restarts and shows the events it missed, once', async () => {
+      // Each step has its own named bound, so a step that hangs says which it was.
       const runId = await stack.startRun('two-questions', 'survive a restart', alice());
       const first = await stack.waitForQuestion(runId, 20_000, alice());
-      const page = await open(alice(), `/runs/${runId}`);
+      const page = await within('open the run page', 30_000, () => open(alice(), `/runs/${runId}`));
       await question(page, first.id).getByTestId('answer-text').waitFor();
       const connection = page.getByTestId('connection');
       await connection.and(page.locator('[data-state="live"]')).waitFor();
 
-      await restartGatewayOnSamePort(stack, async () => {
-        await connection.and(page.locator('[data-state="reconnecting"]')).waitFor();
-        // Another gateway takes the answer while this one is down; the run goes on to its second question.
-        const other = await createGateway(stack.config);
-        try {
-          await other.listen(0, '127.0.0.1');
-          const otherUrl = (await other.getUrl()).replace('[::1]', '127.0.0.1');
-          const res = await fetch(`${otherUrl}/v1/interactions/${first.id}/answer`, {
+      const port = Number(new URL(stack.url).port);
+      await within('stop the gateway', 20_000, () => stack.stopGateway());
+      await connection.and(page.locator('[data-state="reconnecting"]')).waitFor();
+      // Another gateway takes the answer while this one is down; the run goes on to its second question.
+      const other = await within('start another gateway', 20_000, async () => {
+        const app = await createGateway(stack.config);
+        await app.listen(0, '127.0.0.1');
+        return app;
+      });
+      try {
+        const otherUrl = (await other.getUrl()).replace('[::1]', '127.0.0.1');
+        const res = await within('answer through the other gateway', 20_000, () =>
+          fetch(`${otherUrl}/v1/interactions/${first.id}/answer`, {
             method: 'POST',
             headers: { authorization: `Bearer ${alice()}`, 'content-type': 'application/json' },
             body: JSON.stringify({ text: 'while you were away' }),
-          });
-          expect(res.status).toBe(200);
-          await waitFor(
-            async () => {
-              const r = await fetch(`${otherUrl}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${alice()}` } });
-              const body = (await r.json()) as { run: { status: string }; interaction?: { id: string } };
-              return body.run.status === 'waiting' && body.interaction && body.interaction.id !== first.id;
-            },
-            { message: 'the run to ask its second question' },
-          );
-        } finally {
-          await other.close();
-        }
+            signal: AbortSignal.timeout(20_000),
+          }),
+        );
+        expect(res.status).toBe(200);
+        await waitFor(
+          async () => {
+            const r = await fetch(`${otherUrl}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${alice()}` }, signal: AbortSignal.timeout(5_000) });
+            const body = (await r.json()) as { run: { status: string }; interaction?: { id: string } };
+            return body.run.status === 'waiting' && body.interaction && body.interaction.id !== first.id;
+          },
+          { message: 'the run to ask its second question', timeoutMs: 20_000 },
+        );
+      } finally {
+        await within('close the other gateway', 20_000, () => other.close());
+      }
+      await within('restart the gateway on its port', 20_000, async () => {
+        stack.gateway = await createGateway(stack.config);
+        await stack.gateway.listen(port, '127.0.0.1');
       });
 
       await connection.and(page.locator('[data-state="live"]')).waitFor({ timeout: 30_000 });
       const second = await stack.waitForQuestion(runId, 20_000, alice());
       // The replay brought the console up to the run's newest event.
-      const events = (await stack.http('GET', `/v1/runs/${runId}/events`, undefined, alice())).body.events;
+      const events = (await within('read the run events', 20_000, () => stack.http('GET', `/v1/runs/${runId}/events`, undefined, alice()))).body.events;
       const newest = events[events.length - 1].seq;
-      await waitFor(async () => Number(await connection.getAttribute('data-seq')) >= newest, { message: `the console to reach seq ${newest}` });
+      await waitFor(async () => Number(await connection.getAttribute('data-seq')) >= newest, { message: `the console to reach seq ${newest}`, timeoutMs: 20_000 });
       await question(page, first.id).getByTestId('interaction-answer').getByText('while you were away').waitFor();
       await question(page, second.id).getByText('Second question?').waitFor();
       expect(await page.getByTestId('chat-model').filter({ hasText: 'Thanks for while you were away; question two.' }).count()).toBe(1);
@@ -447,7 +458,7 @@ describe('the web console, in a real browser', () => {
       await question(page, second.id).getByTestId('answer-submit').click();
       await page.getByTestId('run-summary').getByText('finished with back again').waitFor();
       expect(await page.getByTestId('chat-model').count()).toBe(2);
-      // Many phases (a gateway down and up, a second gateway, socket.io's reconnect backoff), each with
+      // Many steps (a gateway down and up, a second gateway, socket.io's reconnect backoff), each with
       // its own bound: the whole may take over a minute on a loaded CI machine.
     }, 150_000);
   });

@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { createGateway } from '../../apps/gateway/src/gateway.app';
-import type { TestStack } from './stack';
 
 const ROOT = join(__dirname, '..', '..');
 const CHROMIUM = process.env.PARLEY_CHROMIUM ?? '/usr/bin/chromium';
@@ -52,13 +50,4 @@ export async function openConsole(browser: Browser, baseUrl: string, token: stri
   const page = await context.newPage();
   await page.goto(`${baseUrl}${path}?token=${encodeURIComponent(token)}`);
   return { context, page };
-}
-
-/** Starts the stack's gateway again on the port it had, as a restarted process would. */
-export async function restartGatewayOnSamePort(stack: TestStack, whileDown: () => Promise<void>): Promise<void> {
-  const port = Number(new URL(stack.url).port);
-  await stack.stopGateway();
-  await whileDown();
-  stack.gateway = await createGateway(stack.config);
-  await stack.gateway.listen(port, '127.0.0.1');
 }

@@ -51,3 +51,25 @@ function safeStringify(value: unknown): string {
     return String(value);
   }
 }
+
+/**
+ * `work` bounded by `timeoutMs`: a step that never settles fails naming itself, instead of
+ * running into the test's own timeout with no clue which step hung. The work itself is not stopped.
+ */
+export async function within<T>(name: string, timeoutMs: number, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const started = Date.now();
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${name}: did not finish within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work(), expired]);
+  } catch (error) {
+    if (error instanceof Error && !error.message.startsWith(`${name}:`)) {
+      error.message = `${name} (after ${Date.now() - started} ms): ${error.message}`;
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -14,9 +14,10 @@ import { rejectDeepBodies } from './http/input-bounds';
 
 /** Builds the gateway (HTTP /v1 + socket.io /v1) without listening; callers pick the port. */
 export async function createGateway(config: ParleyConfig): Promise<NestExpressApplication> {
+  const logger = createLogger('gateway', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(config), {
     bodyParser: false,
-    logger: new PinoNestLogger(createLogger('gateway', config.logLevel)),
+    logger: new PinoNestLogger(logger),
   });
   app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true });
   // A body nested deeper than MAX_NESTING_DEPTH is a 400 before any route (or the auth guard) runs.
@@ -37,8 +38,11 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
   mountBullBoard(app);
   // The web console at / (static files and client routes); /v1, /healthz and socket.io are untouched.
   serveConsole(app, config);
-  // socket.io messages: the same size and nesting bounds; unknown events get an error ack.
-  app.useWebSocketAdapter(new BoundedIoAdapter(app));
+  // socket.io messages: the same size and nesting bounds; unknown events get an error ack. On
+  // shutdown, connections still open after the grace period are cut.
+  app.useWebSocketAdapter(
+    new BoundedIoAdapter(app, config.shutdownGraceMs, (count) => logger.warn({ connections: count }, 'shutdown: cut the connections still open after the grace period')),
+  );
   app.enableShutdownHooks();
   return app;
 }

@@ -1,3 +1,6 @@
+import type { Server as HttpServer } from 'node:http';
+import type { Socket as TcpSocket } from 'node:net';
+import type { INestApplication } from '@nestjs/common';
 import { IoAdapter } from '@nestjs/platform-socket.io';
 import type { MessageMappingProperties } from '@nestjs/websockets';
 import type { Observable } from 'rxjs';
@@ -16,6 +19,39 @@ const EVENT_NAME_SHOWN = 64;
  */
 export class BoundedIoAdapter extends IoAdapter {
   private readonly events = new Set<string>();
+  /** Every TCP connection of the HTTP server (HTTP and upgraded websockets), for a bounded close. */
+  private readonly connections = new Set<TcpSocket>();
+
+  /** `onCut`: told how many connections a close had to cut after its grace period. */
+  constructor(
+    app: INestApplication,
+    private readonly closeGraceMs: number,
+    private readonly onCut: (count: number) => void,
+  ) {
+    super(app);
+    (this.httpServer as HttpServer).on('connection', (socket: TcpSocket) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
+    });
+  }
+
+  /**
+   * Closes gracefully first: sockets are told the server is shutting down. But the HTTP server's
+   * close waits for every connection to end, and a client that never answers a websocket close
+   * (ws waits 30 s) or never finishes its request holds a shutdown or a restart: after the grace
+   * period, what is still open is cut.
+   */
+  override async close(server: Server): Promise<void> {
+    const http = this.httpServer as HttpServer;
+    const cut = setTimeout(() => {
+      const open = [...this.connections];
+      open.forEach((socket) => socket.destroy());
+      this.onCut(open.length);
+    }, this.closeGraceMs);
+    cut.unref();
+    http.once('close', () => clearTimeout(cut));
+    await super.close(server);
+  }
 
   override createIOServer(port: number, options?: Partial<ServerOptions>): Server {
     return super.createIOServer(port, { ...options, maxHttpBufferSize: LIMITS.bodyBytes }) as Server;
