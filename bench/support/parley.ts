@@ -188,6 +188,7 @@ export class AutoAnswerer {
       case 'checkpoint.proceeded':
       case 'message.received':
       case 'message.injected':
+      case 'message.discarded':
       case 'child.started':
       case 'child.ended':
       case 'document.updated':

@@ -16,7 +16,7 @@ describe('shutting a gateway down (SIGTERM → app.close())', () => {
   it('drops its live sockets, and a client that never finishes its request cannot hold the shutdown past the grace period', async () => {
     const client = await stack.connect();
     expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
-    const disconnected = once(client.socket, 'disconnect');
+    const disconnected = new Promise<string>((resolve) => client.socket.once('disconnect', resolve));
 
     // Half a request: Node's HTTP server would wait for the rest for a minute (headersTimeout).
     const stalled = connect(Number(new URL(stack.url).port), '127.0.0.1');

@@ -1,3 +1,4 @@
+import { RedisKeys } from '@parley/store';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -32,6 +33,13 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
             { name: 'polish', prompt: 'Polish it.' },
           ],
           limits: { max_iterations: 10, interaction_timeout_secs: 0 },
+        },
+        {
+          name: 'quiet',
+          model: { provider: 'scripted', turns: [call('ask_user_text', { question: 'Ready?' }), finish] },
+          tools: ['ask_user_text', 'finish'],
+          stages: [{ name: 'only', accepts_messages: false }],
+          limits: { max_iterations: 5, interaction_timeout_secs: 0 },
         },
         {
           name: 'sleeper',
@@ -132,6 +140,36 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       const types = (await log(runId)).map((e) => (e.type === 'stage' ? `stage:${e.to}` : e.type));
       expect(types.indexOf('user_message')).toBeGreaterThan(types.indexOf('stage:polish'));
       expect(types.filter((t) => t === 'user_message')).toHaveLength(1);
+    });
+
+    it('messages a run never read are discarded when it ends or is stopped, and said so before its terminal events', async () => {
+      const eventsOf = async (runId: string) => (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as any[];
+      const tail = (events: any[]) => events.slice(events.findIndex((e) => e.type === 'message.discarded')).map((e) => (e.type === 'run.status' ? `status:${e.data.status}` : e.type));
+
+      // Finished by the model while its only stage held the message back.
+      const finished = await stack.startRun('quiet');
+      const question = await stack.waitForQuestion(finished);
+      const held = (await message(finished, 'one more thing')).body.messageId as string;
+      expect((await stack.answer(question.id, { text: 'yes' })).status).toBe(200);
+      await stack.waitForStatus(finished, 'finished');
+      const afterFinish = await eventsOf(finished);
+      expect(afterFinish.find((e) => e.type === 'message.discarded').data).toEqual({ messageIds: [held] });
+      expect(tail(afterFinish)).toEqual(['message.discarded', 'status:finished', 'run.finished']);
+
+      // Stopped while parked, with two messages waiting.
+      const stopped = await stack.startRun('talker');
+      await stack.waitForQuestion(stopped);
+      const first = (await message(stopped, 'first')).body.messageId as string;
+      const second = (await message(stopped, 'second')).body.messageId as string;
+      expect((await stack.http('POST', `/v1/runs/${stopped}/stop`)).status).toBe(200);
+      const afterStop = await eventsOf(stopped);
+      expect(afterStop.find((e) => e.type === 'message.discarded').data).toEqual({ messageIds: [first, second] });
+      expect(tail(afterStop)).toEqual(['message.discarded', 'status:cancelled', 'run.cancelled']);
+
+      for (const runId of [finished, stopped]) {
+        expect((await log(runId)).filter((e) => e.type === 'user_message')).toHaveLength(0);
+        expect(await stack.redis.exists(new RedisKeys(stack.config.prefix).runMessages('acme', runId))).toBe(0);
+      }
     });
 
     it('a message to an ended run is refused, and to an unknown run is 404; a bad body changes nothing', async () => {

@@ -14,6 +14,8 @@ export const EventDataSchemas = {
   'document.updated': z.object({ region: z.string(), source: z.enum(['model', 'person']) }),
   'message.received': z.object({ messageId: z.string(), text: z.string(), by: ActorSchema }),
   'message.injected': z.object({ messageIds: z.array(z.string()) }),
+  /** The run ended before it read these messages: they were dropped (emitted before the run's terminal events). */
+  'message.discarded': z.object({ messageIds: z.array(z.string()) }),
   'child.started': z.object({ childRunId: z.string(), agent: z.string() }),
   /** A sub-agent ended; its result is in the parent's log (emitted on the parent's run). */
   'child.ended': z.object({ childRunId: z.string(), status: RunStatusSchema, reason: EndReasonSchema }),

@@ -90,7 +90,7 @@ export class RedisKeys {
   parentKeys(tenant: string, parentRunId: string): string[] {
     return [this.run(tenant, parentRunId), this.runLog(tenant, parentRunId), this.runInbox(tenant, parentRunId), this.runEventSeqs(tenant, parentRunId)];
   }
-  /** Keys that live and expire with the run. */
+  /** Keys that live and expire with the run. The order is read by end-run and cancel-run (emit.lua's OWNED_MESSAGES). */
   runOwned(tenant: string, runId: string): string[] {
     return [
       this.runLog(tenant, runId),

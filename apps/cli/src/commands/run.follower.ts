@@ -3,7 +3,7 @@ import type { AnswerBody, EndReason, Interaction, ParleyEvent } from '@parley/co
 import { ApiError } from '../api/api.error';
 import { parseEvent, type RawEvent } from '../api/event.parse';
 import { EXIT } from '../cli.errors';
-import { formatClaimChange, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from '../format/event.format';
+import { formatClaimChange, formatDiscarded, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from '../format/event.format';
 import { formatActor, formatResolution, respondHint } from '../format/interaction.format';
 import { brief } from '../format/text';
 import { TextOutput } from '../format/text.output';
@@ -110,6 +110,9 @@ export class RunFollower {
         return;
       case 'message.injected':
         this.human(`✉ ${formatInjected(event.data.messageIds.length)}`);
+        return;
+      case 'message.discarded':
+        this.human(`✉ ${formatDiscarded(event.data.messageIds.length)}`);
         return;
       case 'document.updated':
         // The checkpoint that follows shows the document; nothing to say on its own.

@@ -59,6 +59,7 @@ describe('event formatting', () => {
       '#3 10:04:05 message.received     m1 from alice: "use the staging db"',
     ],
     [{ type: 'message.injected', data: { messageIds: ['m1', 'm2'] } }, '#3 10:04:05 message.injected     2 messages passed to the agent: m1, m2'],
+    [{ type: 'message.discarded', data: { messageIds: ['m3'] } }, '#3 10:04:05 message.discarded    1 message never read: the run ended first: m3'],
     [{ type: 'child.started', data: { childRunId: 'c1', agent: 'researcher' } }, '#3 10:04:05 child.started        sub-agent researcher: run c1'],
     [
       {

@@ -29,6 +29,8 @@ export function describeEvent(event: ParleyEvent): string {
       return `${event.data.messageId} from ${formatActor(event.data.by)}: ${JSON.stringify(brief(event.data.text, 100))}`;
     case 'message.injected':
       return `${formatInjected(event.data.messageIds.length)}: ${event.data.messageIds.join(', ')}`;
+    case 'message.discarded':
+      return `${formatDiscarded(event.data.messageIds.length)}: ${event.data.messageIds.join(', ')}`;
     case 'document.updated':
       return `document ${event.data.region} updated by ${event.data.source === 'person' ? 'a person' : 'the model'}`;
     case 'child.started':
@@ -87,6 +89,10 @@ export function formatProceedWhy(why: EventData<'checkpoint.proceeded'>['why']):
 /** "1 message passed to the agent", "3 messages passed to the agent". */
 export function formatInjected(count: number): string {
   return `${count} message${count === 1 ? '' : 's'} passed to the agent`;
+}
+
+export function formatDiscarded(count: number): string {
+  return `${count} message${count === 1 ? '' : 's'} never read: the run ended first`;
 }
 
 /** "claimed by bob until T", or "claim released by bob". */

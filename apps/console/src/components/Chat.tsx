@@ -9,7 +9,7 @@ type ChatItem =
   | { kind: 'model'; key: string; text: string }
   | { kind: 'call'; key: string; call: ToolCall; result?: LogEntryOf<'tool_result'> }
   | { kind: 'question'; key: string; entry: LogEntryOf<'question'> | LogEntryOf<'checkpoint'> }
-  | { kind: 'user'; key: string; text: string; by: string; pending: boolean }
+  | { kind: 'user'; key: string; text: string; by: string; pending: boolean; discarded: boolean }
   | { kind: 'note'; key: string; text: string }
   | { kind: 'document'; key: string; entry: LogEntryOf<'document'> };
 
@@ -17,6 +17,8 @@ export interface PendingMessage {
   messageId: string;
   text: string;
   by: string;
+  /** The run ended before reading it (`message.discarded`). */
+  discarded?: boolean;
 }
 
 /** Turns the durable log into conversation items: calls carry their results, questions appear once. */
@@ -62,7 +64,7 @@ export function chatItems(entries: LogEntry[], pending: PendingMessage[]): ChatI
         break;
       case 'user_message':
         injected.add(entry.messageId);
-        items.push({ kind: 'user', key: entry.messageId, text: entry.text, by: actorName(entry.by), pending: false });
+        items.push({ kind: 'user', key: entry.messageId, text: entry.text, by: actorName(entry.by), pending: false, discarded: false });
         break;
       case 'stage':
         items.push({ kind: 'note', key, text: entry.from === null ? `stage ${entry.to}` : `stage ${entry.from} → ${entry.to}` });
@@ -83,7 +85,7 @@ export function chatItems(entries: LogEntry[], pending: PendingMessage[]): ChatI
   });
   for (const message of pending) {
     if (!injected.has(message.messageId)) {
-      items.push({ kind: 'user', key: message.messageId, text: message.text, by: message.by, pending: true });
+      items.push({ kind: 'user', key: message.messageId, text: message.text, by: message.by, pending: !message.discarded, discarded: message.discarded === true });
     }
   }
   return items;
@@ -147,10 +149,11 @@ function ChatItemView({
       );
     case 'user':
       return (
-        <div class={`bubble${item.pending ? ' pending' : ''}`} data-testid="chat-user" data-pending={item.pending ? 'true' : 'false'}>
+        <div class={`bubble${item.pending || item.discarded ? ' pending' : ''}`} data-testid="chat-user" data-pending={item.pending ? 'true' : item.discarded ? 'discarded' : 'false'}>
           <span class="who">{item.by}</span>
           {item.text}
           {item.pending ? <span class="muted"> (waiting for the agent to read it)</span> : null}
+          {item.discarded ? <span class="muted"> (never read: the run ended first)</span> : null}
         </div>
       );
     case 'call':

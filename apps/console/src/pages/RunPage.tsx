@@ -191,16 +191,27 @@ function MessageBox({ runId }: { runId: string }) {
   );
 }
 
-/** Messages the run has received but not yet read: from its event history, then live. */
+/** Messages the run has received but not yet read (or never will: discarded at its end): from its event history, then live. */
 function usePendingMessages(runId: string): PendingMessage[] {
   const { http } = useApp();
   const [received, setReceived] = useState<Map<string, PendingMessage>>(new Map());
   const add = (events: ParleyEvent[]): void => {
-    const found = events.flatMap((event) =>
-      event.type === 'message.received' && event.runId === runId ? [{ messageId: event.data.messageId, text: event.data.text, by: actorName(event.data.by) }] : [],
+    const mine = events.filter((event) => event.runId === runId);
+    const found = mine.flatMap((event) =>
+      event.type === 'message.received' ? [{ messageId: event.data.messageId, text: event.data.text, by: actorName(event.data.by) }] : [],
     );
-    if (found.length > 0) {
-      setReceived((current) => new Map([...current, ...found.map((m) => [m.messageId, m] as const)]));
+    const discarded = new Set(mine.flatMap((event) => (event.type === 'message.discarded' ? event.data.messageIds : [])));
+    if (found.length > 0 || discarded.size > 0) {
+      setReceived((current) => {
+        const next = new Map<string, PendingMessage>([...current, ...found.map((m) => [m.messageId, m] as const)]);
+        discarded.forEach((id) => {
+          const message = next.get(id);
+          if (message) {
+            next.set(id, { ...message, discarded: true });
+          }
+        });
+        return next;
+      });
     }
   };
   useEffect(() => {

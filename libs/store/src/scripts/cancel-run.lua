@@ -4,7 +4,7 @@
 -- run hash when none)  KEYS[7] tenant open-interaction index (ids)  KEYS[8] run log  KEYS[9] tenant open-approval index
 -- KEYS[10] run grants (deleted: grants end with the run)
 -- KEYS[11..14] the parent's hash, log, inbox, event stream (a sub-agent; else any keys of this run, unused)
--- KEYS[15..] the run's other keys, to expire
+-- KEYS[15..] the run's other keys (RedisKeys.runOwned), to expire; pending messages are dropped (message.discarded)
 -- ARGV[1..7] emit prologue  ARGV[8] who (actor JSON)  ARGV[9] expected open interaction id ('' = none)
 -- ARGV[10] 'cancelled' answer log entry JSON  ARGV[11] interaction.resolved data JSON
 -- ARGV[12] run.cancelled data JSON  ARGV[13] retention (s)  ARGV[14] lease token of the caller ('' = a client)
@@ -41,6 +41,7 @@ if status == 'waiting' then
 end
 redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT_MS)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
+discardMessages(15)
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
 return {'cancelled', closeRun(KEYS[10], 15, ARGV[13], {KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])}

@@ -1,7 +1,8 @@
 -- end-run: the run reaches a terminal status; its keys get the retention period.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run grants (deleted: grants end with the run)
 -- KEYS[6..9] the parent's hash, log, inbox, event stream (a sub-agent; else any keys of this run, unused)
--- KEYS[10..] the run's other keys (log, inbox, workspace, ...), to expire
+-- KEYS[10..] the run's other keys (RedisKeys.runOwned: log, inbox, workspace, effects, messages, ...), to expire;
+--   messages still pending are dropped with a message.discarded event
 -- ARGV[1..7] emit prologue  ARGV[8] lease token ('' = unfenced: only a run nobody advances, i.e. not
 --   parked and not held under a live lease, is ended; otherwise {'lost'})
 -- ARGV[9] status  ARGV[10] end reason  ARGV[11] summary or error text ('' = none)
@@ -28,6 +29,7 @@ if ARGV[11] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[9] == 'finished' and 'summary' or 'error', ARGV[11])
 end
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
+discardMessages(10)
 emitStatus(ARGV[9], nil)
 emit(ARGV[12], ARGV[13])
 return {'ended', closeRun(KEYS[5], 10, ARGV[14], {KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[15], ARGV[16])}

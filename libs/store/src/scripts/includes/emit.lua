@@ -177,6 +177,26 @@ local function deliverToParent(parent, parentId, resultEntry)
   return wakeRun(parent[1], parent[3], 'child', parent[4], parentId, p[2])
 end
 
+-- The run's pending messages among the keys it owns: RedisKeys.runOwned lists log, inbox,
+-- workspace, effects, messages, children, from KEYS[firstOwned].
+local OWNED_MESSAGES = 4
+
+-- A run ends with messages it never read: they are dropped, and said so, before its terminal
+-- events (a client following the run stops at those).
+local function discardMessages(firstOwned)
+  local messagesKey = KEYS[firstOwned + OWNED_MESSAGES]
+  local pending = redis.call('LRANGE', messagesKey, 0, -1)
+  if #pending == 0 then
+    return
+  end
+  local ids = {}
+  for i, raw in ipairs(pending) do
+    ids[i] = cjson.decode(raw).messageId
+  end
+  redis.call('DEL', messagesKey)
+  emit('message.discarded', cjson.encode({messageIds = ids}))
+end
+
 -- The common end of end-run and cancel-run, after the terminal status and its events: the grants
 -- go, the run leaves the tenant's in-flight and active runs, the run's keys (KEYS[3], KEYS[4] and
 -- KEYS[firstOwned..]) get the retention period, and a
