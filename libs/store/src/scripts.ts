@@ -43,12 +43,12 @@ const SCRIPTS = {
 export type ScriptName = keyof typeof SCRIPTS;
 
 const DIR = join(__dirname, 'scripts');
-const PROLOGUE = readFileSync(join(DIR, 'includes', 'emit.lua'), 'utf8');
 
-function source(file: string): string {
+// Read together with the scripts, not at import: a script and the prologue it calls come from the same files.
+function source(file: string, prologue: string): string {
   const body = readFileSync(join(DIR, file), 'utf8');
   // Scripts that change state and emit events share the prologue (see includes/emit.lua).
-  return body.includes('emit prologue') ? `${PROLOGUE}\n${body}` : body;
+  return body.includes('emit prologue') ? `${prologue}\n${body}` : body;
 }
 
 /**
@@ -60,10 +60,11 @@ export class Scripts {
 
   constructor(redis: RedisClient) {
     const commands: Partial<Record<ScriptName, ScriptFn>> = {};
+    const prologue = readFileSync(join(DIR, 'includes', 'emit.lua'), 'utf8');
     for (const [name, { file, keys }] of Object.entries(SCRIPTS) as Array<[ScriptName, { file: string; keys: number }]>) {
       const command = `parley_${name}`;
       if (!(command in redis)) {
-        redis.defineCommand(command, { lua: source(file), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
+        redis.defineCommand(command, { lua: source(file, prologue), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
       }
       const fn = (redis as unknown as Record<string, ScriptFn>)[command];
       commands[name] = (...args: Arg[]) => fn.apply(redis, args);
