@@ -12,8 +12,8 @@ export interface Lease {
   token: string;
 }
 
-/** `acquired` carries the run as it stands under the new lease; `idle` names a sub-agent's parent. */
-export type AcquireResult = { status: 'acquired'; run: Run } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
+/** `acquired` carries the run as it stands under the new lease and how many messages wait for it; `idle` names a sub-agent's parent. */
+export type AcquireResult = { status: 'acquired'; run: Run; pendingMessages: number } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
 export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
@@ -159,11 +159,11 @@ export class RunRepository {
   async acquire(tenant: string, runId: string, owner: string, token: string, worker = ''): Promise<AcquireResult> {
     const { keys, args } = this.ctx.prologue(tenant, runId, owner);
     const k = this.ctx.keys;
-    const [status, detail, parentRunId] = (await this.ctx.scripts.run(
+    const [status, detail, third] = (await this.ctx.scripts.run(
       'acquireLease',
-      [...keys, k.run(tenant, runId), k.runInbox(tenant, runId)],
+      [...keys, k.run(tenant, runId), k.runInbox(tenant, runId), k.runMessages(tenant, runId)],
       [...args, token, this.ctx.options.leaseMs, worker],
-    )) as [string, string | string[], string?];
+    )) as [string, string | string[], (string | number)?];
     switch (status) {
       case 'acquired': {
         const pairs = detail as string[];
@@ -171,12 +171,12 @@ export class RunRepository {
         for (let i = 0; i < pairs.length; i += 2) {
           hash[pairs[i]] = pairs[i + 1];
         }
-        return { status, run: toRun(tenant, runId, hash) };
+        return { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0) };
       }
       case 'busy':
         return { status, retryInMs: Number(detail) };
       default:
-        return { status: 'idle', runStatus: String(detail), ...(parentRunId ? { parentRunId } : {}) };
+        return { status: 'idle', runStatus: String(detail), ...(third ? { parentRunId: String(third) } : {}) };
     }
   }
 

@@ -181,7 +181,7 @@ describe('create and acquire', () => {
     const store = makeStore();
     const run = await newRun(store);
     const acquired = await store.runs.acquire(TENANT, run.runId, '', 'token-a', 'worker-7');
-    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId) });
+    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId), pendingMessages: 0 });
     expect(acquired).toMatchObject({ run: { owner: 'alice', status: 'running', agent: 'demo', task: 'Plan a team offsite' } });
     expect((await events(store)).at(-1)).toMatchObject({ type: 'run.status', owner: 'alice', data: { status: 'running' } });
     expect((await runHash(store, run)).worker).toBe('worker-7');
@@ -1055,7 +1055,9 @@ describe('sub-agents', () => {
     const message = (n: number) => ({ messageId: `m${n}`, text: `note ${n}`, by: ALICE, at: new Date().toISOString() });
     expect(await store.messages.post(target, message(1))).toEqual({ status: 'accepted', pending: 1 });
     expect(await store.messages.post(target, message(2))).toEqual({ status: 'accepted', pending: 2 });
-    const lease = await acquire(store, run);
+    // The lease step counts them, so the worker knows whether to take any.
+    expect(await store.runs.acquire(TENANT, run.runId, run.owner, 'token-m')).toMatchObject({ status: 'acquired', pendingMessages: 2 });
+    const lease = { tenant: run.tenant, runId: run.runId, owner: run.owner, token: 'token-m' };
     expect(await store.messages.take(lease)).toEqual({ status: 'ok', messageIds: ['m1', 'm2'] });
     expect(await store.messages.take(lease)).toEqual({ status: 'ok', messageIds: [] });
     expect((await store.runs.readLog(TENANT, run.runId)).filter((e) => e.type === 'user_message').map((e) => e.type === 'user_message' && e.text)).toEqual([
