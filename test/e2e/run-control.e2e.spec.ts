@@ -142,7 +142,7 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       expect(types.filter((t) => t === 'user_message')).toHaveLength(1);
     });
 
-    it('messages a run never read are discarded when it ends or is stopped, and said so before its terminal events', async () => {
+    it('messages a run never read are discarded when it ends or is stopped, and said so first', async () => {
       const eventsOf = async (runId: string) => (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as any[];
       const tail = (events: any[]) => events.slice(events.findIndex((e) => e.type === 'message.discarded')).map((e) => (e.type === 'run.status' ? `status:${e.data.status}` : e.type));
 
@@ -164,7 +164,7 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       expect((await stack.http('POST', `/v1/runs/${stopped}/stop`)).status).toBe(200);
       const afterStop = await eventsOf(stopped);
       expect(afterStop.find((e) => e.type === 'message.discarded').data).toEqual({ messageIds: [first, second] });
-      expect(tail(afterStop)).toEqual(['message.discarded', 'status:cancelled', 'run.cancelled']);
+      expect(tail(afterStop)).toEqual(['message.discarded', 'interaction.resolved', 'status:cancelled', 'run.cancelled']);
 
       for (const runId of [finished, stopped]) {
         expect((await log(runId)).filter((e) => e.type === 'user_message')).toHaveLength(0);

@@ -27,6 +27,8 @@ end
 if status == 'waiting' and (run[3] or '') ~= ARGV[9] then
   return {'stale'}
 end
+-- Before any other write: should it fail, nothing is half done.
+discardMessages(15)
 if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT_MS, 'resolvedBy', ARGV[8])
   redis.call('ZREM', KEYS[7], ARGV[9])
@@ -41,7 +43,6 @@ if status == 'waiting' then
 end
 redis.call('HSET', KEYS[4], 'status', 'cancelled', 'endReason', 'cancelled', 'stoppedBy', ARGV[8], 'updatedAt', AT_MS)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
-discardMessages(15)
 emitStatus('cancelled', nil)
 emit('run.cancelled', ARGV[12])
 return {'cancelled', closeRun(KEYS[10], 15, ARGV[13], {KEYS[11], KEYS[12], KEYS[13], KEYS[14]}, ARGV[15], ARGV[16])}

@@ -24,12 +24,13 @@ end
 if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
   return {'stop'}
 end
+-- Before any other write: should it fail, nothing is half done.
+discardMessages(10)
 redis.call('HSET', KEYS[4], 'status', ARGV[9], 'endReason', ARGV[10], 'updatedAt', AT_MS)
 if ARGV[11] ~= '' then
   redis.call('HSET', KEYS[4], ARGV[9] == 'finished' and 'summary' or 'error', ARGV[11])
 end
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'waitReason', 'pendingInteractionId', 'cancel', 'cancelBy')
-discardMessages(10)
 emitStatus(ARGV[9], nil)
 emit(ARGV[12], ARGV[13])
 return {'ended', closeRun(KEYS[5], 10, ARGV[14], {KEYS[6], KEYS[7], KEYS[8], KEYS[9]}, ARGV[15], ARGV[16])}

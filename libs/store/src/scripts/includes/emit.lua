@@ -182,7 +182,7 @@ end
 local OWNED_MESSAGES = 4
 
 -- A run ends with messages it never read: they are dropped, and said so, before its terminal
--- events (a client following the run stops at those).
+-- events (a client following the run stops at those). It reads and decodes before its first write.
 local function discardMessages(firstOwned)
   local messagesKey = KEYS[firstOwned + OWNED_MESSAGES]
   local pending = redis.call('LRANGE', messagesKey, 0, -1)
