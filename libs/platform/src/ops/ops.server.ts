@@ -82,6 +82,12 @@ export async function startOpsServer(options: { host: string; port: number; read
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Its requests are short and answered from memory: cut what is open (a scrape, or a client
+        // that never finished its request), which would otherwise hold the service's shutdown.
+        server.closeAllConnections();
+      }),
   };
 }

@@ -1,0 +1,26 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { startOpsServer } from './ops.server';
+
+describe('the operations server', () => {
+  it('answers health and metrics, and closes at once even while a client holds half a request', async () => {
+    const server = await startOpsServer({ host: '127.0.0.1', port: 0, ready: () => Promise.resolve({ ready: true, checks: { redis: 'ok' } }) });
+    const base = `http://127.0.0.1:${server.port}`;
+    expect(await (await fetch(`${base}/health/live`)).json()).toEqual({ live: true });
+    expect(await (await fetch(`${base}/health/ready`)).json()).toEqual({ ready: true, checks: { redis: 'ok' } });
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+
+    // Node would wait for the rest of this request before the server counts as closed.
+    const stalled = connect(server.port, '127.0.0.1');
+    await once(stalled, 'connect');
+    stalled.write('GET /metrics HTTP/1.1\r\nHost: ops\r\n');
+    // Cut: a reset (an 'error' before the 'close') is expected.
+    stalled.on('error', () => undefined);
+    const cut = new Promise((resolve) => stalled.once('close', resolve));
+    const closing = server.close();
+    await Promise.race([
+      Promise.all([closing, cut]),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the ops server did not close within 10 s')), 10_000).unref()),
+    ]);
+  });
+});
