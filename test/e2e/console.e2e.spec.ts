@@ -327,7 +327,7 @@ describe('the web console, in a real browser', () => {
       await row.and(page.locator('[data-status="cancelled"]')).waitFor();
     });
 
-    it('sends a mid-run message and stops the run after a confirm', async () => {
+    it('sends a mid-run message and stops the run after a confirm; the unread message is marked discarded', async () => {
       const runId = await stack.startRun('two-questions', 'talk to me', alice());
       await stack.waitForQuestion(runId, 20_000, alice());
       const page = await open(alice(), `/runs/${runId}`);
@@ -346,6 +346,8 @@ describe('the web console, in a real browser', () => {
       await page.getByTestId('run-end').getByText('Run cancelled').waitFor();
       await expect(page.getByTestId('run-end').textContent()).resolves.toContain('by alice');
       expect((await stack.run(runId)).run.status).toBe('cancelled');
+      // The run never read the message: the page says so instead of waiting for it.
+      await page.locator('[data-testid="chat-user"][data-pending="discarded"]', { hasText: 'also bring snacks' }).getByText('never read: the run ended first').waitFor();
     });
   });
 

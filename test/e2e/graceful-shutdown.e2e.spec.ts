@@ -72,4 +72,18 @@ describe('graceful shutdown of a loop-worker (SIGTERM → app.close())', () => {
     expect(fake.requests).toHaveLength(1);
     await stack.startWorker();
   });
+
+  it('a stop asked while the handed-back run was mid-call ends it on the next worker, with no further model call', async () => {
+    const runId = await stack.startRun('slow');
+    await fake.waitForRequests(1);
+    await stack.waitForStatus(runId, 'running');
+    // A run a worker holds is only flagged; the flag stays when the run is handed back.
+    expect((await stack.http('POST', `/v1/runs/${runId}/stop`)).body.run).toMatchObject({ status: 'running' });
+    await stack.stopWorker();
+    expect((await stack.run(runId)).run.status).toBe('queued');
+
+    await stack.startWorker();
+    await stack.waitForStatus(runId, 'cancelled');
+    expect(fake.requests).toHaveLength(1);
+  });
 });

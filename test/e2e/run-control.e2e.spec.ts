@@ -1,4 +1,4 @@
-import { RedisKeys } from '@parley/store';
+import { ParleyStore, RedisKeys } from '@parley/store';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -129,6 +129,21 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       expect(entries.find((e) => e.type === 'user_message')).toMatchObject({ text: 'Make it blue, please', by: { subject: 'alice' } });
       const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as any[];
       expect(events.filter((e) => e.type === 'message.received' || e.type === 'message.injected').map((e) => e.type)).toEqual(['message.received', 'message.injected']);
+    });
+
+    it('a step takes messages only when some may wait: not before the first model call of a step whose lease found none', async () => {
+      // A spy on the worker's own store (real Redis underneath) counts the take-messages steps of this run.
+      const take = jest.spyOn(stack.worker!.get(ParleyStore, { strict: false }).messages, 'take');
+      try {
+        const runId = await stack.startRun('talker');
+        const question = await stack.waitForQuestion(runId);
+        expect((await stack.answer(question.id, { text: 'green' })).status).toBe(200);
+        await stack.waitForStatus(runId, 'finished');
+        // ask (first step) and list_files (after the answer) follow a lease step: no take; finish follows list_files' result: one.
+        expect(take.mock.calls.filter(([lease]) => lease.runId === runId)).toHaveLength(1);
+      } finally {
+        take.mockRestore();
+      }
     });
 
     it('a stage that does not accept messages holds them until the next stage', async () => {

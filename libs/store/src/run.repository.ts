@@ -12,8 +12,11 @@ export interface Lease {
   token: string;
 }
 
-/** `acquired` carries the run as it stands under the new lease and how many messages wait for it; `idle` names a sub-agent's parent. */
-export type AcquireResult = { status: 'acquired'; run: Run; pendingMessages: number } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
+/**
+ * `acquired` carries the run as it stands under the new lease, how many messages wait for it and
+ * whether a stop was asked before (a run handed back or taken over keeps the flag); `idle` names a sub-agent's parent.
+ */
+export type AcquireResult = { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
 export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
@@ -171,7 +174,7 @@ export class RunRepository {
         for (let i = 0; i < pairs.length; i += 2) {
           hash[pairs[i]] = pairs[i + 1];
         }
-        return { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0) };
+        return { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0), stopAsked: hash.cancel === '1' };
       }
       case 'busy':
         return { status, retryInMs: Number(detail) };

@@ -181,7 +181,7 @@ describe('create and acquire', () => {
     const store = makeStore();
     const run = await newRun(store);
     const acquired = await store.runs.acquire(TENANT, run.runId, '', 'token-a', 'worker-7');
-    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId), pendingMessages: 0 });
+    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId), pendingMessages: 0, stopAsked: false });
     expect(acquired).toMatchObject({ run: { owner: 'alice', status: 'running', agent: 'demo', task: 'Plan a team offsite' } });
     expect((await events(store)).at(-1)).toMatchObject({ type: 'run.status', owner: 'alice', data: { status: 'running' } });
     expect((await runHash(store, run)).worker).toBe('worker-7');

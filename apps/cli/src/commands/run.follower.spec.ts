@@ -80,7 +80,7 @@ describe('RunFollower', () => {
     expect(stdout.text).toBe('Hello\nWhole\n✓ run finished (finish)\n');
   });
 
-  it('shows stage moves, checkpoints passed without a person, messages and sub-agents', async () => {
+  it('shows stage moves, checkpoints passed without a person, messages (taken or discarded) and sub-agents', async () => {
     const { follower, stdout, emit } = setup();
     const alice = { kind: 'user' as const, subject: 'alice' };
     emit({ type: 'stage.entered', data: { stage: 'plan', from: null } });
@@ -92,6 +92,8 @@ describe('RunFollower', () => {
     emit({ type: 'stage.entered', data: { stage: 'build', from: 'plan' } });
     emit({ type: 'child.started', data: { childRunId: 'c1', agent: 'researcher' } });
     emit({ type: 'run.status', data: { status: 'waiting', waitReason: 'child', stage: 'build' } });
+    emit({ type: 'message.received', data: { messageId: 'm2', text: 'too late', by: alice } });
+    emit({ type: 'message.discarded', data: { messageIds: ['m2'] } });
     emit({ type: 'run.finished', data: { reason: 'finish' } });
     await expect(follower.outcome).resolves.toBe(0);
     expect(stdout.text).toBe(
@@ -103,6 +105,8 @@ describe('RunFollower', () => {
         '↷ checkpoint review of stage plan proceeded without a person: the run is unattended',
         '── stage build (from plan)',
         '⇢ sub-agent researcher started as run c1 (follow it with: parley logs c1 -f)',
+        '✉ message from alice: too late',
+        '✉ 1 message never read: the run ended first',
         '✓ run finished (finish)',
         '',
       ].join('\n'),

@@ -42,15 +42,22 @@ export class BoundedIoAdapter extends IoAdapter {
    * period, what is still open is cut.
    */
   override async close(server: Server): Promise<void> {
-    const http = this.httpServer as HttpServer;
+    // Nest closes the namespace too; only the server's close waits for the HTTP server.
+    if (server.httpServer !== this.httpServer) {
+      return super.close(server);
+    }
     const cut = setTimeout(() => {
       const open = [...this.connections];
       open.forEach((socket) => socket.destroy());
-      this.onCut(open.length);
+      if (open.length > 0) {
+        this.onCut(open.length);
+      }
     }, this.closeGraceMs);
-    cut.unref();
-    http.once('close', () => clearTimeout(cut));
-    await super.close(server);
+    try {
+      await super.close(server);
+    } finally {
+      clearTimeout(cut);
+    }
   }
 
   override createIOServer(port: number, options?: Partial<ServerOptions>): Server {

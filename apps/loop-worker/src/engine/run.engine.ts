@@ -60,17 +60,18 @@ export class RunEngine {
       }
       return { status: 'idle', runStatus: acquired.runStatus };
     }
-    const { run, pendingMessages } = acquired;
+    const { run } = acquired;
+    const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
     if (run.agentDigest && this.agentsForRun) {
       const agents = await this.agentsForRun(run);
-      return new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, pendingMessages, shutdown);
+      return new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, nothingWaiting, shutdown);
     }
-    return this.hold(lease, run, pendingMessages, shutdown);
+    return this.hold(lease, run, nothingWaiting, shutdown);
   }
 
   /** Advances a run this worker holds the lease of, with its heartbeat, until it parks, ends or is lost. */
-  private async hold(lease: Lease, run: Run, pendingMessages: number, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+  private async hold(lease: Lease, run: Run, nothingWaiting: boolean, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store, agents, logger } = this.resources;
     const agent = agents.find(run.agent);
     if (!agent) {
@@ -84,7 +85,7 @@ export class RunEngine {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      return await this.loop(lease, run, agent, pendingMessages, shutdown ? AbortSignal.any([abort.signal, shutdown]) : abort.signal, shutdown);
+      return await this.loop(lease, run, agent, nothingWaiting, shutdown ? AbortSignal.any([abort.signal, shutdown]) : abort.signal, shutdown);
     } catch (error) {
       // Another worker took the run over; it carries on from the log, this one just stops.
       if (error instanceof LeaseLostError) {
@@ -96,13 +97,13 @@ export class RunEngine {
     }
   }
 
-  private async loop(lease: Lease, run: Run, agent: AgentDefinition, pendingMessages: number, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+  private async loop(lease: Lease, run: Run, agent: AgentDefinition, nothingWaiting: boolean, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
     let resumed = false;
-    // The lease step counted the messages waiting: when none did and the first model call follows
-    // at once (no tool ran meanwhile), there is nothing to take. A stop asked in between is seen
-    // by the append after that call.
-    let noMessagesWaiting = pendingMessages === 0;
+    // When the lease step found no message and no stop waiting and the first model call follows at
+    // once (no tool ran meanwhile), take-messages has nothing to do. A stop asked in that instant
+    // is seen by the append after the call.
+    let nothingToTake = nothingWaiting;
     const log = this.resources.logs.of(lease.tenant, lease.runId);
     for (;;) {
       if (shutdown?.aborted) {
@@ -121,7 +122,7 @@ export class RunEngine {
         return this.end(lease, run, recorded);
       }
       if (conversation.openTurn) {
-        noMessagesWaiting = false;
+        nothingToTake = false;
         const settled = await this.dispatcher.settle(lease, view, conversation.openTurn.calls);
         const next = await this.afterSettle(lease, run, settled);
         if (next) {
@@ -130,7 +131,7 @@ export class RunEngine {
         continue;
       }
       // Between inference calls: what the person said meanwhile joins the conversation.
-      if ((view.stage?.accepts_messages ?? true) && !noMessagesWaiting) {
+      if ((view.stage?.accepts_messages ?? true) && !nothingToTake) {
         const taken = await store.messages.take(lease);
         if (taken.status !== 'ok') {
           return taken.status === 'lost' ? { status: 'lost' } : this.cancel(lease, run, null);
@@ -139,7 +140,7 @@ export class RunEngine {
           continue;
         }
       }
-      noMessagesWaiting = false;
+      nothingToTake = false;
       if (conversation.endedWithoutTools && view.stage && (view.stage.transitions.length > 0 || view.stage.points.length > 0)) {
         // A stage is left through its exit, where its checkpoints fire; a turn without tools is no exit.
         const nudged = await this.nudge(lease, view.stage, conversation.iterations);
