@@ -12,6 +12,22 @@ import { askerAgent, quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
+/** A parent that delegates to a sub-agent which waits for a person's sign-off. */
+const manager = {
+  name: 'manager',
+  model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate', input: { agent: 'waiter', task: 'Wait for sign-off' } }] }, { tool_calls: [{ name: 'finish', input: { summary: 'done' } }] }] },
+  tools: ['delegate', 'finish'],
+  delegates: ['waiter'],
+  limits: { max_iterations: 5, interaction_timeout_secs: 0 },
+};
+const waiter = {
+  name: 'waiter',
+  model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'finish', input: { summary: 'signed off' } }] }] },
+  tools: ['finish'],
+  stages: [{ name: 'sign', mode: 'interactive_points', points: [{ name: 'signoff', prompt: 'Sign off?', options: ['Yes'], unattended: 'ask' }] }],
+  limits: { max_iterations: 5, interaction_timeout_secs: 0 },
+};
+
 describe('sweeper', () => {
   let stack: TestStack;
   let queues: ParleyQueues;
@@ -20,7 +36,7 @@ describe('sweeper', () => {
 
   beforeAll(async () => {
     // A 1 s lease makes the sweeper's grace (two leases) 2 s; it sweeps every 200 ms.
-    stack = await TestStack.start({ agentsDir: writeAgents([quickAgent(), askerAgent('asker', 1)]), overrides: { leaseMs: 1000, sweepMs: 200 } });
+    stack = await TestStack.start({ agentsDir: writeAgents([quickAgent(), askerAgent('asker', 1), manager, waiter]), overrides: { leaseMs: 1000, sweepMs: 200 } });
     keys = new RedisKeys(stack.config.prefix);
     connection = new Redis(stack.config.redisUrl, { maxRetriesPerRequest: null });
     queues = new ParleyQueues(connection, keys.bullPrefix());
@@ -127,5 +143,34 @@ describe('sweeper', () => {
     await ensureWorker();
     await stack.waitForStatus(queued, 'finished');
     expect(await inflight(queued)).toBeNull();
+  });
+
+  it('finishes a stop whose process died before it stopped the sub-agents; a stop that completes leaves nothing to finish', async () => {
+    await ensureWorker();
+    const cascade = (runId: string) => stack.redis.zscore(keys.cascades(tenant()), runId);
+    const parkedFamily = async (): Promise<{ parent: string; child: string }> => {
+      const parent = await stack.startRun('manager');
+      const child = await waitFor(async () => (await stack.redis.smembers(keys.runChildren(tenant(), parent)))[0], { message: 'the sub-agent' });
+      await stack.waitForStatus(child, 'waiting');
+      await stack.waitForStatus(parent, 'waiting');
+      return { parent, child };
+    };
+
+    // What a gateway that died right after the parent's own stop step leaves: the parent cancelled, its sub-agent waiting.
+    const died = await parkedFamily();
+    const store = stack.interactions!.get(ParleyStore, { strict: false });
+    const { run } = await stack.run(died.parent);
+    const cancelled = await store.runs.cancel({ tenant: tenant(), runId: died.parent, owner: run.owner }, { kind: 'user', subject: 'alice', role: 'member' }, { id: run.pendingInteractionId, waitReason: run.waitReason });
+    expect(cancelled.status).toBe('cancelled');
+    expect(await cascade(died.parent)).not.toBeNull();
+    expect((await stack.run(died.child)).run.status).toBe('waiting');
+    const { run: child } = await stack.waitForStatus(died.child, 'cancelled', 20_000);
+    expect(child.stoppedBy).toEqual({ kind: 'system' });
+    expect(await cascade(died.parent)).toBeNull();
+
+    const stopped = await parkedFamily();
+    expect((await stack.http('POST', `/v1/runs/${stopped.parent}/stop`)).status).toBe(200);
+    expect((await stack.run(stopped.child)).run.status).toBe('cancelled');
+    expect(await cascade(stopped.parent)).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ export * from './run-message.repository';
 export * from './interaction.repository';
 export * from './event.repository';
 export * from './inflight.repository';
+export * from './cascade.repository';
 export * from './stream-entry';
 export * from './stored-time';
 export * from './deadline.repository';

@@ -35,6 +35,10 @@ export class RedisKeys {
   inflightRuns(tenant: string): string {
     return `${this.tenant(tenant)}:inflight`;
   }
+  /** Runs that ended with sub-agents not yet stopped, scored by when (epoch ms): the sweeper finishes a cascade that died. */
+  cascades(tenant: string): string {
+    return `${this.tenant(tenant)}:cascades`;
+  }
   /** Under a concurrent-run limit: the run ids the gateway admitted that have not ended, scored by start (epoch ms). */
   activeRuns(tenant: string): string {
     return `${this.tenant(tenant)}:active-runs`;

@@ -83,12 +83,22 @@ export class RunControl {
     await this.stopChildren(run.tenant, run.id, by);
   }
 
+  /** Stops the sub-agents of a run that ended, when the process that ended it died before it could (the sweeper). */
+  async finishCascade(tenant: string, runId: string): Promise<void> {
+    await this.stopChildren(tenant, runId, { kind: 'system' });
+  }
+
   private async stopChildren(tenant: string, runId: string, by: Actor): Promise<void> {
+    let settled = true;
     for (const child of await this.store.runs.children(tenant, runId)) {
       const state = await this.store.runs.get(tenant, child);
-      if (state && !TERMINAL_STATUSES.includes(state.status)) {
-        await this.stop(tenant, child, by);
+      if (state && !TERMINAL_STATUSES.includes(state.status) && (await this.stop(tenant, child, by)).status === 'stale') {
+        settled = false;
       }
+    }
+    // A child that kept changing under the stop is left to the sweeper's next pass.
+    if (settled) {
+      await this.store.cascades.done(tenant, runId);
     }
   }
 

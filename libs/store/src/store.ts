@@ -1,4 +1,5 @@
 import type { RedisClient } from '@parley/platform';
+import { CascadeRepository } from './cascade.repository';
 import { DeadlineRepository } from './deadline.repository';
 import { EventRepository } from './event.repository';
 import { InflightRepository } from './inflight.repository';
@@ -18,6 +19,7 @@ export class ParleyStore {
   readonly deadlines: DeadlineRepository;
   readonly limits: LimitsRepository;
   readonly inflight: InflightRepository;
+  readonly cascades: CascadeRepository;
 
   constructor(redis: RedisClient, options: StoreOptions) {
     this.ctx = new StoreContext(redis, options);
@@ -28,5 +30,6 @@ export class ParleyStore {
     this.deadlines = new DeadlineRepository(this.ctx);
     this.limits = new LimitsRepository(this.ctx);
     this.inflight = new InflightRepository(this.ctx);
+    this.cascades = new CascadeRepository(this.ctx);
   }
 }

@@ -26,18 +26,21 @@ export interface SweepCounts {
   revived: number;
   /** Tenants whose earliest deadline was overdue with no timer job left, given one again. */
   deadlines: number;
+  /** Ended runs whose sub-agents were left running by a process that died, stopped now. */
+  cascades: number;
 }
 
 /**
  * Repairs what a crash between two Redis steps, or a Redis restart from an AOF that lost its last
  * second, can leave behind: a run `queued` (or `running` with an expired lease) with no BullMQ job
- * to advance it, and a tenant whose deadline timer job is gone. Every repair is an idempotent
+ * to advance it, a tenant whose deadline timer job is gone, and a run that ended or was stopped
+ * while its sub-agents were not stopped yet. Every repair is an idempotent
  * enqueue, so a sweep that races a worker or another sweep changes nothing.
  *
  * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its in-flight runs
  * (queued or running, however they were started; parked runs are not in flight, so the cost does
  * not grow with them) a page of 1,000 at a time with one pipelined HMGET each, and one read of its
- * earliest deadline. Job lookups happen only for runs that look stuck.
+ * earliest deadline and of its unfinished cascades. Job lookups happen only for runs that look stuck.
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -75,15 +78,15 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   async process(_job: Job<Record<string, never>>): Promise<SweepCounts> {
     const counts = await this.sweep();
-    if (counts.requeued + counts.revived + counts.deadlines > 0) {
-      this.logger.warn({ msg: 'sweeper repaired runs or interactions whose job was lost', ...counts });
+    if (counts.requeued + counts.revived + counts.deadlines + counts.cascades > 0) {
+      this.logger.warn({ msg: 'sweeper repaired runs, interactions or stops a lost job or a crash left unfinished', ...counts });
     }
     return counts;
   }
 
   async sweep(now = Date.now()): Promise<SweepCounts> {
     const { redis, keys } = this.store.ctx;
-    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0 };
+    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0 };
     for (const tenant of await redis.smembers(keys.tenants())) {
       counts.tenants += 1;
       const settled: string[] = [];
@@ -120,6 +123,10 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
         counts.deadlines += 1;
       }
       await this.store.inflight.prune(tenant, settled);
+      for (const runId of await this.store.cascades.due(tenant, now - this.graceMs, LOOKUP_BATCH)) {
+        await this.control.finishCascade(tenant, runId);
+        counts.cascades += 1;
+      }
     }
     return counts;
   }

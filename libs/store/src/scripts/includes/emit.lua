@@ -3,11 +3,11 @@
 --   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] the run's event seqs (packed string)
 --   ARGV[1] tenant  ARGV[2] run id  ARGV[3] run owner  ARGV[4] ISO time  ARGV[5] stream MAXLEN
 --   ARGV[6] fan-out channel  ARGV[7] now (epoch ms)
--- Four tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
+-- Five tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
 -- hash tag, so the same cluster slot. The gauges hash (parked runs, open interactions by kind, for
 -- /metrics), the deadline timer (the due time of the earliest timer job scheduled for the
 -- tenant's open interactions, which its open-interaction index orders by deadline), the in-flight
--- runs and the active runs (zsets of run ids).
+-- runs, the active runs and the runs whose sub-agents are still to be stopped (zsets of run ids).
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
 -- Times in run and interaction hashes are epoch ms (shorter than ISO); events carry the ISO time.
@@ -17,6 +17,7 @@ local GAUGES = TENANT_TAG .. 'gauges'
 local DEADLINE_TIMER = TENANT_TAG .. 'deadline-timer'
 local INFLIGHT = TENANT_TAG .. 'inflight'
 local ACTIVE_RUNS = TENANT_TAG .. 'active-runs'
+local CASCADES = TENANT_TAG .. 'cascades'
 
 -- The tenant's in-flight runs (queued or running, scored by when they became so) are what the
 -- sweeper watches for a lost job. A parked run is not in flight: its interaction's deadline or an
@@ -177,9 +178,10 @@ local function deliverToParent(parent, parentId, resultEntry)
   return wakeRun(parent[1], parent[3], 'child', parent[4], parentId, p[2])
 end
 
--- The run's pending messages among the keys it owns: RedisKeys.runOwned lists log, inbox,
--- workspace, effects, messages, children, from KEYS[firstOwned].
+-- The run's pending messages and sub-agents among the keys it owns: RedisKeys.runOwned lists log,
+-- inbox, workspace, effects, messages, children, from KEYS[firstOwned].
 local OWNED_MESSAGES = 4
+local OWNED_CHILDREN = 5
 
 -- A run ends with messages it never read: they are dropped, and said so, before its terminal
 -- events (a client following the run stops at those). It reads and decodes before its first write.
@@ -204,6 +206,10 @@ end
 local function closeRun(grantsKey, firstOwned, retention, parent, parentId, resultEntry)
   redis.call('DEL', grantsKey)
   leaveInflight(RUN_ID, true)
+  -- Its sub-agents are stopped by the caller, after this step: filed until then, for the sweeper.
+  if redis.call('SCARD', KEYS[firstOwned + OWNED_CHILDREN]) > 0 then
+    redis.call('ZADD', CASCADES, NOW_MS, RUN_ID)
+  end
   redis.call('EXPIRE', KEYS[3], retention)
   redis.call('EXPIRE', KEYS[4], retention)
   for i = firstOwned, #KEYS do
