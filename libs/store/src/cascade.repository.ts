@@ -13,6 +13,11 @@ export class CascadeRepository {
     return this.ctx.redis.zrangebyscore(this.ctx.keys.cascades(tenant), '-inf', before, 'LIMIT', 0, limit);
   }
 
+  /** Files the run again as of `at` (epoch ms): behind the others, for a later pass. */
+  async postpone(tenant: string, runId: string, at: number): Promise<void> {
+    await this.ctx.redis.zadd(this.ctx.keys.cascades(tenant), 'XX', at, runId);
+  }
+
   /** The run's sub-agents are all stopped (or ended). */
   async done(tenant: string, runId: string): Promise<void> {
     await this.ctx.redis.zrem(this.ctx.keys.cascades(tenant), runId);

@@ -83,23 +83,37 @@ export class RunControl {
     await this.stopChildren(run.tenant, run.id, by);
   }
 
-  /** Stops the sub-agents of a run that ended, when the process that ended it died before it could (the sweeper). */
-  async finishCascade(tenant: string, runId: string): Promise<void> {
-    await this.stopChildren(tenant, runId, { kind: 'system' });
+  /**
+   * Stops the sub-agents of a run that ended, when the process that ended it died before it could
+   * (the sweeper). False when a sub-agent kept changing under the stop: the run stays filed.
+   */
+  async finishCascade(tenant: string, runId: string): Promise<boolean> {
+    const settled = await this.stopChildren(tenant, runId, { kind: 'system' });
+    if (settled) {
+      // Also when its children set expired with the run meanwhile.
+      await this.store.cascades.done(tenant, runId);
+    }
+    return settled;
   }
 
-  private async stopChildren(tenant: string, runId: string, by: Actor): Promise<void> {
+  private async stopChildren(tenant: string, runId: string, by: Actor): Promise<boolean> {
+    const children = await this.store.runs.children(tenant, runId);
+    if (children.length === 0) {
+      // Only a run with sub-agents is filed.
+      return true;
+    }
     let settled = true;
-    for (const child of await this.store.runs.children(tenant, runId)) {
+    for (const child of children) {
       const state = await this.store.runs.get(tenant, child);
       if (state && !TERMINAL_STATUSES.includes(state.status) && (await this.stop(tenant, child, by)).status === 'stale') {
         settled = false;
       }
     }
-    // A child that kept changing under the stop is left to the sweeper's next pass.
+    // A child that kept changing under the stop leaves the run filed, for the sweeper's next pass.
     if (settled) {
       await this.store.cascades.done(tenant, runId);
     }
+    return settled;
   }
 
   private targetOf(run: Run): { tenant: string; runId: string; owner: string; parentRunId?: string } {

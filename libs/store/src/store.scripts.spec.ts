@@ -1024,6 +1024,26 @@ describe('workspace commit (shell write-back)', () => {
 });
 
 describe('sub-agents', () => {
+  it('a run that ends with sub-agents is filed for its stop cascade in the same step, until the cascade is done; one without is not', async () => {
+    const store = makeStore();
+    const cascade = (runId: string) => store.ctx.redis.zscore(store.ctx.keys.cascades(TENANT), runId);
+    const parent = await newRun(store);
+    const lease = await acquire(store, parent);
+    const child: NewRun = { ...parent, runId: randomUUID(), trigger: 'delegate', unattended: true, parentRunId: parent.runId, parentLeaseToken: lease.token };
+    expect(await store.runs.create(child)).toEqual({ created: true, wake: 0 });
+
+    expect(await store.runs.end(lease, { status: 'finished', reason: 'finish' }, true)).toMatchObject({ status: 'ended' });
+    expect(Number(await cascade(parent.runId))).toBeGreaterThan(0);
+    await store.cascades.postpone(TENANT, parent.runId, 42);
+    expect(await store.cascades.due(TENANT, 100, 10)).toEqual([parent.runId]);
+    await store.cascades.done(TENANT, parent.runId);
+    expect(await cascade(parent.runId)).toBeNull();
+
+    const childLease = await acquire(store, child);
+    expect(await store.runs.end(childLease, { status: 'finished', reason: 'finish' }, true, parent.runId)).toMatchObject({ status: 'ended' });
+    expect(await cascade(child.runId)).toBeNull();
+  });
+
   it("only the parent's current advancer starts a child; a child's end writes its result into the parent's log and wakes it, once", async () => {
     const store = makeStore();
     const parent = await newRun(store);

@@ -34,8 +34,8 @@ export interface SweepCounts {
  * Repairs what a crash between two Redis steps, or a Redis restart from an AOF that lost its last
  * second, can leave behind: a run `queued` (or `running` with an expired lease) with no BullMQ job
  * to advance it, a tenant whose deadline timer job is gone, and a run that ended or was stopped
- * while its sub-agents were not stopped yet. Every repair is an idempotent
- * enqueue, so a sweep that races a worker or another sweep changes nothing.
+ * while its sub-agents were not stopped yet. Every repair is an idempotent enqueue or stop, so a
+ * sweep that races a worker or another sweep changes nothing.
  *
  * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its in-flight runs
  * (queued or running, however they were started; parked runs are not in flight, so the cost does
@@ -124,8 +124,9 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       }
       await this.store.inflight.prune(tenant, settled);
       for (const runId of await this.store.cascades.due(tenant, now - this.graceMs, LOOKUP_BATCH)) {
-        await this.control.finishCascade(tenant, runId);
-        counts.cascades += 1;
+        if (await this.finishCascade(tenant, runId, now)) {
+          counts.cascades += 1;
+        }
       }
     }
     return counts;
@@ -148,6 +149,23 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     }
     this.logger.warn({ msg: 'sweeper enqueued a run that had no job', tenant, runId, wake, status });
     return true;
+  }
+
+  /**
+   * Stops what a dead process left of a run's stop cascade. One that fails or stays unsettled goes
+   * to the back of the tenant's cascades, so it neither stops this sweep nor holds the next ones.
+   */
+  private async finishCascade(tenant: string, runId: string, now: number): Promise<boolean> {
+    try {
+      if (await this.control.finishCascade(tenant, runId)) {
+        this.logger.warn({ msg: 'sweeper stopped the sub-agents of a run whose stop did not finish', tenant, runId });
+        return true;
+      }
+    } catch (error) {
+      this.logger.error({ msg: 'sweeper could not finish a stop cascade', tenant, runId, err: String(error) });
+    }
+    await this.store.cascades.postpone(tenant, runId, now);
+    return false;
   }
 
   /**
