@@ -173,4 +173,28 @@ describe('sweeper', () => {
     expect((await stack.run(stopped.child)).run.status).toBe('cancelled');
     expect(await cascade(stopped.parent)).toBeNull();
   });
+
+  it('a cascade the sweeper cannot finish goes to the back and does not hold the others', async () => {
+    await ensureWorker();
+    const cascades = keys.cascades(tenant());
+    // A filed run whose children key is unreadable (wrong type): finishing it throws, first in line.
+    const broken = randomUUID();
+    await stack.redis.set(keys.runChildren(tenant(), broken), 'not a set');
+    await stack.redis.zadd(cascades, 1, broken);
+    try {
+      const parent = await stack.startRun('manager');
+      const child = await waitFor(async () => (await stack.redis.smembers(keys.runChildren(tenant(), parent)))[0], { message: 'the sub-agent' });
+      await stack.waitForStatus(child, 'waiting');
+      await stack.waitForStatus(parent, 'waiting');
+      const { run } = await stack.run(parent);
+      const store = stack.interactions!.get(ParleyStore, { strict: false });
+      await store.runs.cancel({ tenant: tenant(), runId: parent, owner: run.owner }, { kind: 'user', subject: 'alice', role: 'member' }, { id: run.pendingInteractionId, waitReason: run.waitReason });
+
+      await stack.waitForStatus(child, 'cancelled', 20_000);
+      expect(Number(await stack.redis.zscore(cascades, broken))).toBeGreaterThan(1);
+    } finally {
+      await stack.redis.del(keys.runChildren(tenant(), broken));
+      await stack.redis.zrem(cascades, broken);
+    }
+  });
 });
