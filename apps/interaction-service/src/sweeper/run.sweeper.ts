@@ -124,7 +124,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       }
       await this.store.inflight.prune(tenant, settled);
       for (const runId of await this.store.cascades.due(tenant, now - this.graceMs, LOOKUP_BATCH)) {
-        if (await this.finishCascade(tenant, runId, now)) {
+        if (await this.repairCascade(tenant, runId, now)) {
           counts.cascades += 1;
         }
       }
@@ -155,7 +155,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
    * Stops what a dead process left of a run's stop cascade. One that fails or stays unsettled goes
    * to the back of the tenant's cascades, so it neither stops this sweep nor holds the next ones.
    */
-  private async finishCascade(tenant: string, runId: string, now: number): Promise<boolean> {
+  private async repairCascade(tenant: string, runId: string, now: number): Promise<boolean> {
     try {
       if (await this.control.finishCascade(tenant, runId)) {
         this.logger.warn({ msg: 'sweeper stopped the sub-agents of a run whose stop did not finish', tenant, runId });

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
+import { within } from '../../../../test/support/wait-for';
 import { startOpsServer } from './ops.server';
 
 describe('the operations server', () => {
@@ -17,10 +18,6 @@ describe('the operations server', () => {
     // Cut: a reset (an 'error' before the 'close') is expected.
     stalled.on('error', () => undefined);
     const cut = new Promise((resolve) => stalled.once('close', resolve));
-    const closing = server.close();
-    await Promise.race([
-      Promise.all([closing, cut]),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('the ops server did not close within 10 s')), 10_000).unref()),
-    ]);
+    await within('the ops server to close and cut the stalled client', 10_000, () => Promise.all([server.close(), cut]));
   });
 });
