@@ -8,6 +8,7 @@ import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type J
 import { UnauthenticatedError } from '@parley/contracts';
 import { loadConfig } from './config';
 import { KeySetUnavailableError, TokenVerifier, signToken, verifyToken, type TokenVerifierOptions } from './token';
+import { VerifiedTokens } from './verified-tokens';
 
 const SECRET = 'a-shared-secret-of-some-length';
 const ALICE = { tenant: 'acme', sub: 'alice', role: 'member' } as const;
@@ -120,6 +121,49 @@ describe('HS256 with the shared secret', () => {
   it('is refused when the verifier has no secret (a key set only)', async () => {
     const token = signToken(ALICE, SECRET);
     await expectRefused(verifyToken(token, { jwks: keySet }), token, 'algorithm HS256 is not accepted');
+  });
+});
+
+describe('a token verified lately', () => {
+  /** A verifier on a clock the test moves. */
+  function onClock(options: TokenVerifierOptions = { secret: SECRET }): { verifier: TokenVerifier; clock: { ms: number } } {
+    const clock = { ms: Date.now() };
+    return { verifier: new TokenVerifier({ ...options, clock: () => clock.ms }), clock };
+  }
+
+  it('is refused once it expires, though it verified before', async () => {
+    const { verifier, clock } = onClock({ secret: SECRET, clockSkewSecs: 5 });
+    const token = hs256({ ...ALICE, exp: Math.floor(clock.ms / 1000) + 20 });
+    await expect(verifier.verify(token)).resolves.toEqual(ALICE);
+    clock.ms += 24_000;
+    await expect(verifier.verify(token)).resolves.toEqual(ALICE);
+    clock.ms += 2_000;
+    await expectRefused(verifier.verify(token), token, 'invalid token: token expired');
+  });
+
+  it('only as that very token: the same claims under another signature are checked, and refused', async () => {
+    const { verifier } = onClock();
+    const token = signToken(ALICE, SECRET);
+    await expect(verifier.verify(token)).resolves.toEqual(ALICE);
+    const [header, payload] = token.split('.');
+    const forged = `${header}.${payload}.${createHmac('sha256', 'another-secret-0123456789').update(`${header}.${payload}`).digest('base64url')}`;
+    await expectRefused(verifier.verify(forged), forged, 'invalid token: invalid signature');
+    await expectRefused(verifier.verify(`${token}x`), token, 'invalid token');
+  });
+
+  it('is kept a minute at most, and so many tokens at most, the least recently used going first', () => {
+    const tokens = new VerifiedTokens(60_000, 2);
+    const at = Date.now();
+    tokens.remember('a', ALICE, at, undefined);
+    tokens.remember('b', ALICE, at, undefined);
+    expect(tokens.get('a', at)).toEqual(ALICE);
+    tokens.remember('c', ALICE, at, undefined);
+    expect(tokens.size).toBe(2);
+    expect(tokens.get('b', at)).toBeUndefined();
+    expect(tokens.get('a', at)).toEqual(ALICE);
+    expect(tokens.get('c', at + 60_001)).toBeUndefined();
+    tokens.remember('d', ALICE, at, at - 1);
+    expect(tokens.get('d', at)).toBeUndefined();
   });
 });
 

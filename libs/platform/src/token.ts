@@ -6,6 +6,7 @@ import {
   decodeProtectedHeader,
   errors,
   jwtVerify,
+  type CryptoKey,
   type JSONWebKeySet,
   type JWTPayload,
   type JWTVerifyGetKey,
@@ -13,6 +14,7 @@ import {
 } from 'jose';
 import { TokenClaimsSchema, UnauthenticatedError, type TokenClaims } from '@parley/contracts';
 import type { ParleyConfig } from './config';
+import { VerifiedTokens } from './verified-tokens';
 
 /** The only algorithm verified with the shared secret. */
 const SECRET_ALGORITHMS = ['HS256'];
@@ -64,6 +66,8 @@ export interface TokenVerifierOptions {
   audience?: string;
   /** Leeway for exp / nbf / iat, default 30 s. */
   clockSkewSecs?: number;
+  /** The time (epoch ms) tokens are checked against; the system clock unless a test says. */
+  clock?: () => number;
 }
 
 /** The key set could not be fetched: not the caller's fault, so a 500 (and a log line), not a 401. */
@@ -81,10 +85,14 @@ export class KeySetUnavailableError extends Error {
  * key, or `alg: none`, never verifies. Keep one instance per process: it caches the remote key set.
  */
 export class TokenVerifier {
-  private readonly secret?: Uint8Array;
+  /** Imported once: jose would import raw bytes again on every verification. */
+  private readonly secret?: Promise<CryptoKey>;
   private readonly keySet?: JWTVerifyGetKey;
   private readonly remote: boolean;
   private readonly checks: Pick<JWTVerifyOptions, 'issuer' | 'audience' | 'clockTolerance' | 'requiredClaims'>;
+  private readonly clockSkewSecs: number;
+  private readonly clock: () => number;
+  private readonly verified = new VerifiedTokens();
 
   constructor(options: TokenVerifierOptions) {
     const keySetSources = [options.jwksUrl, options.jwksFile, options.jwks].filter((source) => source !== undefined);
@@ -95,7 +103,9 @@ export class TokenVerifier {
       throw new Error('token verifier: neither a secret nor a key set to verify tokens with');
     }
     if (options.secret !== undefined) {
-      this.secret = new TextEncoder().encode(options.secret);
+      this.secret = crypto.subtle.importKey('raw', new TextEncoder().encode(options.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+      // A key that cannot be imported fails each verification that needs it, not the process.
+      this.secret.catch(() => undefined);
     }
     this.remote = options.jwksUrl !== undefined;
     if (options.jwksUrl !== undefined) {
@@ -105,10 +115,12 @@ export class TokenVerifier {
     } else if (options.jwks !== undefined) {
       this.keySet = createLocalJWKSet(checkedKeySet(options.jwks, 'the key set'));
     }
+    this.clockSkewSecs = options.clockSkewSecs ?? DEFAULT_CLOCK_SKEW_SECS;
+    this.clock = options.clock ?? Date.now;
     this.checks = {
       ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
       ...(options.audience === undefined ? {} : { audience: options.audience }),
-      clockTolerance: options.clockSkewSecs ?? DEFAULT_CLOCK_SKEW_SECS,
+      clockTolerance: this.clockSkewSecs,
       // A token that never expires cannot be taken back: refuse it.
       requiredClaims: ['exp'],
     };
@@ -129,6 +141,17 @@ export class TokenVerifier {
 
   /** The token's claims, or UnauthenticatedError saying why not (never echoing the token). */
   async verify(token: string): Promise<TokenClaims> {
+    const now = this.clock();
+    const known = this.verified.get(token, now);
+    if (known) {
+      return known;
+    }
+    const { claims, exp } = await this.check(token, new Date(now));
+    this.verified.remember(token, claims, now, exp === undefined ? undefined : (exp + this.clockSkewSecs) * 1000);
+    return claims;
+  }
+
+  private async check(token: string, currentDate: Date): Promise<{ claims: TokenClaims; exp?: number }> {
     let alg: unknown;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -138,9 +161,9 @@ export class TokenVerifier {
     let payload: JWTPayload;
     try {
       if (typeof alg === 'string' && SECRET_ALGORITHMS.includes(alg) && this.secret) {
-        payload = (await jwtVerify(token, this.secret, { ...this.checks, algorithms: SECRET_ALGORITHMS })).payload;
+        payload = (await jwtVerify(token, await this.secret, { ...this.checks, currentDate, algorithms: SECRET_ALGORITHMS })).payload;
       } else if (typeof alg === 'string' && KEY_SET_ALGORITHMS.includes(alg) && this.keySet) {
-        payload = (await jwtVerify(token, this.keySet, { ...this.checks, algorithms: KEY_SET_ALGORITHMS })).payload;
+        payload = (await jwtVerify(token, this.keySet, { ...this.checks, currentDate, algorithms: KEY_SET_ALGORITHMS })).payload;
       } else {
         throw invalid(`algorithm ${typeof alg === 'string' && /^[A-Za-z0-9-]{1,16}$/.test(alg) ? alg : '(unreadable)'} is not accepted`);
       }
@@ -151,7 +174,7 @@ export class TokenVerifier {
     if (!claims.success) {
       throw new UnauthenticatedError(`token lacks valid claims: ${claims.error.issues.map((i) => i.path.join('.')).join(', ')}`);
     }
-    return claims.data;
+    return { claims: claims.data, ...(payload.exp === undefined ? {} : { exp: payload.exp }) };
   }
 }
 
