@@ -16,7 +16,9 @@ export interface Lease {
  * `acquired` carries the run as it stands under the new lease, how many messages wait for it and
  * whether a stop was asked before (a run handed back or taken over keeps the flag); `idle` names a sub-agent's parent.
  */
-export type AcquireResult = { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
+/** `logLines`: the run's log entries as stored (JSON), from the `logFrom` the acquire was given on. */
+export type AcquireResult =
+  | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
 export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
@@ -157,16 +159,17 @@ export class RunRepository {
 
   /**
    * `owner` '' = the run's own (read by the script). `worker` names the caller in the run's `worker`
-   * field, for operators and tests (no extra round trip).
+   * field, for operators and tests. `logFrom`: the log is read from that entry on in the same step
+   * (-1: not read). Neither costs a round trip.
    */
-  async acquire(tenant: string, runId: string, owner: string, token: string, worker = ''): Promise<AcquireResult> {
+  async acquire(tenant: string, runId: string, owner: string, token: string, worker = '', logFrom = -1): Promise<AcquireResult> {
     const { keys, args } = this.ctx.prologue(tenant, runId, owner);
     const k = this.ctx.keys;
-    const [status, detail, third] = (await this.ctx.scripts.run(
+    const [status, detail, third, logLines] = (await this.ctx.scripts.run(
       'acquireLease',
-      [...keys, k.run(tenant, runId), k.runInbox(tenant, runId), k.runMessages(tenant, runId)],
-      [...args, token, this.ctx.options.leaseMs, worker],
-    )) as [string, string | string[], (string | number)?];
+      [...keys, k.run(tenant, runId), k.runInbox(tenant, runId), k.runMessages(tenant, runId), k.runLog(tenant, runId)],
+      [...args, token, this.ctx.options.leaseMs, worker, logFrom],
+    )) as [string, string | string[], (string | number)?, string[]?];
     switch (status) {
       case 'acquired': {
         const pairs = detail as string[];
@@ -174,7 +177,7 @@ export class RunRepository {
         for (let i = 0; i < pairs.length; i += 2) {
           hash[pairs[i]] = pairs[i + 1];
         }
-        return { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0), stopAsked: hash.cancel === '1' };
+        return { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0), stopAsked: hash.cancel === '1', logLines: logLines ?? [] };
       }
       case 'busy':
         return { status, retryInMs: Number(detail) };

@@ -9,7 +9,7 @@ const SCRIPTS = {
   createRun: { file: 'create-run.lua', keys: 8 },
   postMessage: { file: 'post-message.lua', keys: 5 },
   takeMessages: { file: 'take-messages.lua', keys: 6 },
-  acquireLease: { file: 'acquire-lease.lua', keys: 6 },
+  acquireLease: { file: 'acquire-lease.lua', keys: 7 },
   renewLease: { file: 'renew-lease.lua', keys: 1 },
   releaseLease: { file: 'release-lease.lua', keys: 4 },
   appendLog: { file: 'append-log.lua', keys: 5 },

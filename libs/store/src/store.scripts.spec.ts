@@ -181,10 +181,24 @@ describe('create and acquire', () => {
     const store = makeStore();
     const run = await newRun(store);
     const acquired = await store.runs.acquire(TENANT, run.runId, '', 'token-a', 'worker-7');
-    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId), pendingMessages: 0, stopAsked: false });
+    expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId), pendingMessages: 0, stopAsked: false, logLines: [] });
     expect(acquired).toMatchObject({ run: { owner: 'alice', status: 'running', agent: 'demo', task: 'Plan a team offsite' } });
     expect((await events(store)).at(-1)).toMatchObject({ type: 'run.status', owner: 'alice', data: { status: 'running' } });
     expect((await runHash(store, run)).worker).toBe('worker-7');
+  });
+
+  it('reads the log from the entry asked for in the same step, and not when asked for none', async () => {
+    const store = makeStore({ leaseMs: 200 });
+    const run = await newRun(store);
+    const log = await store.runs.readLogLines(TENANT, run.runId, 0);
+    expect(log.length).toBeGreaterThan(0);
+    const first = await store.runs.acquire(TENANT, run.runId, '', 'token-a', '', 0);
+    expect(first).toMatchObject({ status: 'acquired', logLines: log });
+    await waitForTakeover(store, run, 'token-b');
+    await store.runs.append({ tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' }, { type: 'task', text: 'more', at: new Date().toISOString() });
+    await store.runs.release({ tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' });
+    const tail = await store.runs.acquire(TENANT, run.runId, '', 'token-c', '', log.length - 1);
+    expect(tail).toMatchObject({ status: 'acquired', logLines: [log.at(-1), expect.stringContaining('"text":"more"')] });
   });
 
   it('a new token takes over once the lease has run out', async () => {

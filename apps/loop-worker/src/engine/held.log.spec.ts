@@ -56,6 +56,48 @@ describe('HeldLog', () => {
     expect(texts(await log.read())).toEqual(['a']);
   });
 
+  it('takes what the lease acquire read as a read, once: the read after it makes no round trip', async () => {
+    await redis.rpush(logKey, said('a'), said('b'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    await redis.rpush(logKey, said('c'));
+    const reads = jest.spyOn(store.runs, 'readLogLines');
+    expect(log.readFrom).toBe(1);
+    log.absorb(await redis.lrange(logKey, log.readFrom, -1));
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c']);
+    expect(reads).not.toHaveBeenCalled();
+    await redis.rpush(logKey, said('d'));
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c', 'd']);
+    expect(reads).toHaveBeenCalledTimes(1);
+  });
+
+  it('drops what the acquire read when it does not continue the log held, and reads the whole log', async () => {
+    await redis.rpush(logKey, said('a'), said('b'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    await redis.rpop(logKey);
+    await redis.rpush(logKey, said('x'));
+    log.absorb(await redis.lrange(logKey, log.readFrom, -1));
+    expect(texts(await log.read())).toEqual(['a', 'x']);
+  });
+
+  it('holds its own append when nobody else appended since its read, and reads when someone did', async () => {
+    await redis.rpush(logKey, said('a'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    const reads = jest.spyOn(store.runs, 'readLogLines');
+    const own = (text: string): LogEntry => JSON.parse(said(text)) as LogEntry;
+    log.appended([own('b'), own('c')], await redis.rpush(logKey, said('b'), said('c')));
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c']);
+    expect(reads).not.toHaveBeenCalled();
+
+    // An answer landed between the last read and this worker's append: the next read fetches both.
+    await redis.rpush(logKey, said('answer'));
+    log.appended([own('d')], await redis.rpush(logKey, said('d')));
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c', 'answer', 'd']);
+    expect(reads).toHaveBeenCalledTimes(1);
+  });
+
   it('two reads at once (a step whose lease was taken over, and its successor) add each entry once', async () => {
     await redis.rpush(logKey, said('a'));
     const log = new HeldLog(store, 'acme', runId);

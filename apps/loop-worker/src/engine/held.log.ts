@@ -7,11 +7,17 @@ import type { ParleyStore } from '@parley/store';
  * worker) instead of the whole log again. The last entry already read is fetched again and
  * compared: if it is not there as it was (Redis restarted from an AOF that lost its last writes),
  * the whole log is read afresh.
+ *
+ * Two steps hand over what a read would fetch, so the read after them costs no round trip: the
+ * lease acquire reads the log in its own step ({@link absorb}), and an append onto a log held whole
+ * up to that append is the log as it then stood ({@link appended}).
  */
 export class HeldLog {
   private entries: LogEntry[] = [];
   private lastLine: string | null = null;
   private lineBytes = 0;
+  /** The entries are the whole log as of this worker's last step on it: the next read is free. */
+  private current = false;
 
   constructor(
     private readonly store: ParleyStore,
@@ -24,22 +30,54 @@ export class HeldLog {
     return this.lineBytes;
   }
 
+  /** Where a read starts: the last entry held, again, to check it is still there as it was. */
+  get readFrom(): number {
+    return Math.max(0, this.entries.length - 1);
+  }
+
   async read(): Promise<LogEntry[]> {
+    if (this.current) {
+      this.current = false;
+      return this.entries;
+    }
+    if (!this.take(await this.store.runs.readLogLines(this.tenant, this.runId, this.readFrom))) {
+      return this.read();
+    }
+    return this.entries;
+  }
+
+  /** Lines read from {@link readFrom} by another step: the next read returns them without one. */
+  absorb(lines: string[]): void {
+    this.current = this.take(lines);
+  }
+
+  /**
+   * This worker appended `entries`, and the log then held `length` entries: when that is what this
+   * log holds plus them (nobody else appended since its last read), they join it here.
+   */
+  appended(entries: LogEntry[], length: number): void {
+    this.current = this.entries.length > 0 && this.entries.length + entries.length === length;
+    if (this.current) {
+      this.take([this.lastLine ?? '', ...entries.map((entry) => JSON.stringify(entry))]);
+    }
+  }
+
+  /** Takes lines read from {@link readFrom}; false (all dropped) when they do not continue what is held. */
+  private take(lines: string[]): boolean {
     const known = this.entries.length;
-    const lines = await this.store.runs.readLogLines(this.tenant, this.runId, Math.max(0, known - 1));
     // Also the case when another step of the same run (one whose lease was taken over) read meanwhile.
     if (known > 0 && lines[0] !== this.lastLine) {
       this.entries = [];
       this.lastLine = null;
       this.lineBytes = 0;
-      return this.read();
+      return false;
     }
     for (const line of known > 0 ? lines.slice(1) : lines) {
       this.entries.push(JSON.parse(line) as LogEntry);
       this.lineBytes += line.length;
     }
     this.lastLine = lines.length > 0 ? lines[lines.length - 1] : this.lastLine;
-    return this.entries;
+    return true;
   }
 }
 

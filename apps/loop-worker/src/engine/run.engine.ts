@@ -8,10 +8,18 @@ import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
+import type { HeldLog } from './held.log';
 import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
 import { toolsOffered, type RunView, type SettleResult } from './run.view';
 import { TurnDispatcher } from './turn.dispatcher';
+
+/** What a step holds besides the lease: the run as acquired, its agent, its log. */
+interface Held {
+  run: Run;
+  agent: AgentDefinition;
+  log: HeldLog;
+}
 
 /**
  * Advances one run until it parks or ends. It holds the run's lease while it works; every write
@@ -47,9 +55,11 @@ export class RunEngine {
 
   /** `shutdown` aborts the model call in flight and hands the run back between two steps. */
   private async step(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
-    // The lease is the first round trip: the script hands back the run as it stands under it.
+    // The lease is the first round trip: the script hands back the run as it stands under it, and
+    // the part of its log this worker lacks.
     const token = randomUUID();
-    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, this.resources.workerId);
+    const log = this.resources.logs.of(job.tenant, job.runId);
+    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, this.resources.workerId, log.readFrom);
     if (acquired.status === 'busy') {
       return acquired;
     }
@@ -61,17 +71,18 @@ export class RunEngine {
       return { status: 'idle', runStatus: acquired.runStatus };
     }
     const { run } = acquired;
+    log.absorb(acquired.logLines);
     const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
     if (run.agentDigest && this.agentsForRun) {
       const agents = await this.agentsForRun(run);
-      return new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, nothingWaiting, shutdown);
+      return new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, log, nothingWaiting, shutdown);
     }
-    return this.hold(lease, run, nothingWaiting, shutdown);
+    return this.hold(lease, run, log, nothingWaiting, shutdown);
   }
 
   /** Advances a run this worker holds the lease of, with its heartbeat, until it parks, ends or is lost. */
-  private async hold(lease: Lease, run: Run, nothingWaiting: boolean, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+  private async hold(lease: Lease, run: Run, log: HeldLog, nothingWaiting: boolean, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store, agents, logger } = this.resources;
     const agent = agents.find(run.agent);
     if (!agent) {
@@ -85,7 +96,7 @@ export class RunEngine {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      return await this.loop(lease, run, agent, nothingWaiting, shutdown ? AbortSignal.any([abort.signal, shutdown]) : abort.signal, shutdown);
+      return await this.loop(lease, { run, agent, log }, nothingWaiting, shutdown ? AbortSignal.any([abort.signal, shutdown]) : abort.signal, shutdown);
     } catch (error) {
       // Another worker took the run over; it carries on from the log, this one just stops.
       if (error instanceof LeaseLostError) {
@@ -97,14 +108,14 @@ export class RunEngine {
     }
   }
 
-  private async loop(lease: Lease, run: Run, agent: AgentDefinition, nothingWaiting: boolean, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+  private async loop(lease: Lease, held: Held, nothingWaiting: boolean, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const { store } = this.resources;
+    const { run, agent, log } = held;
     let resumed = false;
     // When the lease step found no message and no stop waiting and the first model call follows at
     // once (no tool ran meanwhile), take-messages has nothing to do. A stop asked in that instant
     // is seen by the append after the call.
     let nothingToTake = nothingWaiting;
-    const log = this.resources.logs.of(lease.tenant, lease.runId);
     for (;;) {
       if (shutdown?.aborted) {
         return this.release(lease);
@@ -155,7 +166,7 @@ export class RunEngine {
       if (conversation.iterations >= agent.limits.max_iterations) {
         return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
       }
-      const stepped = await this.callModel(lease, run, view, signal, shutdown);
+      const stepped = await this.callModel(lease, log, view, signal, shutdown);
       if (stepped) {
         return stepped;
       }
@@ -163,9 +174,9 @@ export class RunEngine {
   }
 
   /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
-  private async callModel(lease: Lease, run: Run, view: RunView, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
+  private async callModel(lease: Lease, log: HeldLog, view: RunView, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
     const { store } = this.resources;
-    const { agent, stage, conversation } = view;
+    const { run, agent, stage, conversation } = view;
     const deltas = new DeltaEmitter(store.runs, lease);
     let turn;
     try {
@@ -201,9 +212,11 @@ export class RunEngine {
         data: { toolUseId: call.toolUseId, effectId: call.effectId, name: call.name, input: call.input },
       })),
     ];
-    const appended = await store.runs.append(lease, { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() }, events);
+    const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
+    const appended = await store.runs.append(lease, entry, events);
     switch (appended.status) {
       case 'ok':
+        log.appended([entry], appended.length);
         return null;
       case 'lost':
         return { status: 'lost' };

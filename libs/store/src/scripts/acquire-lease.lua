@@ -1,11 +1,14 @@
 -- acquire-lease: take the right to advance a run (one advancer per run).
--- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] run's pending messages
+-- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] run's pending messages  KEYS[7] run log
 -- ARGV[1..7] emit prologue (ARGV[3] owner: '' = read it from the run)  ARGV[8] lease token  ARGV[9] lease length (ms)
 -- ARGV[10] the acquiring worker's id, kept in the run's `worker` field ('' = leave it)
--- Result: {'acquired', run hash as field/value pairs, pending messages} | {'busy', ms until the current lease ends}
+-- ARGV[11] the first log entry to return (-1 = none)
+-- Result: {'acquired', run hash as field/value pairs, pending messages, log entries from ARGV[11]}
+--   | {'busy', ms until the current lease ends}
 --   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
--- The run comes back with the lease so that the worker's first round trip is this one.
+-- The run (and the part of its log the worker lacks) comes back with the lease, so that the
+-- worker's first round trip is this one.
 local run = redis.call('HMGET', KEYS[4], 'status', 'owner', 'parentRunId')
 local status = run[1]
 if not status then
@@ -31,4 +34,6 @@ redis.call('DEL', KEYS[5])
 if status ~= 'running' then
   emitStatus('running', nil)
 end
-return {'acquired', redis.call('HGETALL', KEYS[4]), redis.call('LLEN', KEYS[6])}
+local from = tonumber(ARGV[11])
+local log = from >= 0 and redis.call('LRANGE', KEYS[7], from, -1) or {}
+return {'acquired', redis.call('HGETALL', KEYS[4]), redis.call('LLEN', KEYS[6]), log}
