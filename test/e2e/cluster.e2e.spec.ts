@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { QUEUES } from '@parley/contracts';
 import { createRedis, type RedisClient } from '@parley/platform';
-import { RedisKeys } from '@parley/store';
+import { RedisKeys, hgetallEach, zaddEach } from '@parley/store';
 import { describeMultiProcess } from '../harness/multi-process.scenario';
 import { askerAgent, quickAgent } from '../support/agents';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
@@ -151,6 +151,28 @@ describe('cluster: the in-process stack', () => {
       expect(await redis.zrange(keys.activeRuns('acme'), '0', '-1')).toEqual([]);
     } finally {
       client.close();
+    }
+  });
+
+  it('a command over keys of many slots (gauges, socket slots of every tenant) runs on each node and answers in order', async () => {
+    const keys = new RedisKeys(`${stack.config.prefix}-many`, { cluster: true });
+    const tenants = Array.from({ length: 12 }, (_, i) => `tenant${i}`);
+    const slots = new Set(await Promise.all(tenants.map((tenant) => slotOf(redis, keys.gauges(tenant)))));
+    expect(slots.size).toBeGreaterThan(3);
+    await zaddEach(
+      redis,
+      tenants.map((tenant, i) => ({ key: keys.tenantSockets(tenant), pairs: [i, `socket-of-${tenant}`] })),
+    );
+    for (const [i, tenant] of tenants.entries()) {
+      await redis.hset(keys.gauges(tenant), 'parked', String(i));
+    }
+    const hashes = await hgetallEach(
+      redis,
+      tenants.map((tenant) => keys.gauges(tenant)),
+    );
+    expect(hashes).toEqual(tenants.map((_, i) => ({ parked: String(i) })));
+    for (const [i, tenant] of tenants.entries()) {
+      expect(await redis.zrange(keys.tenantSockets(tenant), '0', '-1', 'WITHSCORES')).toEqual([`socket-of-${tenant}`, String(i)]);
     }
   });
 

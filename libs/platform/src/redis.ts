@@ -15,14 +15,21 @@ export interface RedisTarget {
  * request/response clients keep a bound so a dead Redis surfaces as an error, not a hang.
  * A plain URL always opens a single connection; a target with cluster nodes opens an ioredis
  * Cluster, which follows MOVED/ASK redirections and takes its credentials and TLS from REDIS_URL.
+ *
+ * Only a cluster's command connection auto-pipelines (commands of one tick to one node go as one
+ * write): there, commands for many tenants cannot share one pipeline. On a single Redis, Parley's
+ * hot paths send a command or two per tick, for which ioredis' pipeline per tick cost more CPU than
+ * the writes it saved (bench §2 and §7: about 4% of a cycle); many commands at once go as an
+ * explicit pipeline instead (or, on a cluster, as commands of one tick).
  */
 export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: RedisOptions): Redis;
 export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
 export function createRedis(target: string | RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
 export function createRedis(target: string | RedisTarget, kind: 'command' | 'blocking' = 'command', extra: RedisOptions = {}): RedisClient {
+  const cluster = typeof target !== 'string' && Boolean(target.redisClusterNodes?.length);
   const options: RedisOptions = {
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
-    enableAutoPipelining: kind === 'command',
+    enableAutoPipelining: kind === 'command' && cluster,
     lazyConnect: false,
     ...extra,
   };

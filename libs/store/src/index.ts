@@ -9,6 +9,7 @@ export * from './inflight.repository';
 export * from './cascade.repository';
 export * from './stream-entry';
 export * from './stored-time';
+export * from './many-keys';
 export * from './deadline.repository';
 export * from './limits';
 export * from './workspace.repository';

@@ -1,4 +1,5 @@
 import { RateLimitedError } from '@parley/contracts';
+import { zaddEach } from '../many-keys';
 import type { StoreContext } from '../store.context';
 
 /** The per-tenant limits of the gateway (0 turns one off). */
@@ -107,11 +108,9 @@ export class LimitsRepository {
       return;
     }
     const expiry = now + SOCKET_SLOT_TTL_MS;
-    // One command per tenant, not one pipeline: on a cluster the tenants' slots are on several nodes.
-    await Promise.all(
-      [...members]
-        .filter(([, list]) => list.length > 0)
-        .map(([tenant, list]) => this.ctx.redis.zadd(this.ctx.keys.tenantSockets(tenant), ...list.flatMap((member) => [expiry, member]))),
+    await zaddEach(
+      this.ctx.redis,
+      [...members].filter(([, list]) => list.length > 0).map(([tenant, list]) => ({ key: this.ctx.keys.tenantSockets(tenant), pairs: list.flatMap((member) => [expiry, member]) })),
     );
   }
 

@@ -1,5 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { ClusterGauges } from '@parley/platform';
+import { hgetallEach } from '../many-keys';
 import type { StoreContext } from '../store.context';
 
 const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed'] as const;
@@ -10,9 +11,10 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-chil
  */
 export async function readClusterGauges(ctx: StoreContext, queues: readonly Queue[]): Promise<ClusterGauges> {
   const tenants = await ctx.redis.smembers(ctx.keys.tenants());
-  // One command per tenant, not one pipeline: on a cluster the tenants' slots are on several nodes.
-  // The connection auto-pipelines them (per node).
-  const hashes = await Promise.all(tenants.map((tenant) => ctx.redis.hgetall(ctx.keys.gauges(tenant))));
+  const hashes = await hgetallEach(
+    ctx.redis,
+    tenants.map((tenant) => ctx.keys.gauges(tenant)),
+  );
   let parkedRuns = 0;
   const openInteractions: Record<string, number> = {};
   for (const hash of hashes) {

@@ -1,0 +1,39 @@
+import { Cluster } from 'ioredis';
+import type { RedisClient } from '@parley/platform';
+
+/*
+ * One command over many keys that may sit in different cluster slots (one per tenant), in as few
+ * round trips as the connection allows: one pipeline on a single Redis; on a cluster one command
+ * per key, which the cluster connection's auto-pipelining sends together per node.
+ */
+
+/** HGETALL of each key, in order. */
+export async function hgetallEach(redis: RedisClient, keys: string[]): Promise<Array<Record<string, string>>> {
+  if (redis instanceof Cluster) {
+    return Promise.all(keys.map((key) => redis.hgetall(key)));
+  }
+  const pipeline = redis.pipeline();
+  keys.forEach((key) => pipeline.hgetall(key));
+  return repliesOf<Record<string, string>>(await pipeline.exec());
+}
+
+/** ZADD of score/member pairs to each key. */
+export async function zaddEach(redis: RedisClient, adds: Array<{ key: string; pairs: Array<string | number> }>): Promise<void> {
+  if (redis instanceof Cluster) {
+    await Promise.all(adds.map(({ key, pairs }) => redis.zadd(key, ...pairs)));
+    return;
+  }
+  const pipeline = redis.pipeline();
+  adds.forEach(({ key, pairs }) => pipeline.zadd(key, ...pairs));
+  repliesOf(await pipeline.exec());
+}
+
+/** A pipeline's replies; the first failed command's error is thrown, as one command's would be. */
+function repliesOf<T>(replies: Array<[Error | null, unknown]> | null): T[] {
+  return (replies ?? []).map(([error, reply]) => {
+    if (error) {
+      throw error;
+    }
+    return reply as T;
+  });
+}
