@@ -60,6 +60,19 @@ describe('toolSpecs', () => {
     }
   });
 
+  it('hands out the same specs each time, frozen to their depth, so no caller can change what the next one is offered', () => {
+    const [first] = toolSpecs(['write_file']);
+    const [again] = toolSpecs(['write_file', 'write_file']);
+    expect(again).toBe(first);
+    const properties = first.input_schema.properties as Record<string, { description?: string }>;
+    expect(() => {
+      properties.path.description = 'changed';
+    }).toThrow(TypeError);
+    expect(() => {
+      (first as { name: string }).name = 'other';
+    }).toThrow(TypeError);
+  });
+
   it('describes ask_user_choice with options of 2 to 20 and an optional multi', () => {
     const [spec] = toolSpecs(['ask_user_choice']);
     expect(spec.input_schema).toMatchObject({
@@ -101,12 +114,6 @@ describe('toolSpecs', () => {
   it('keeps the order asked for and drops repeats', () => {
     expect(toolSpecs(['finish', 'read_file', 'finish']).map((spec) => spec.name)).toEqual(['finish', 'read_file']);
     expect(toolSpecs([])).toEqual([]);
-  });
-
-  it('hands out copies, so a caller cannot change the catalogue', () => {
-    const [first] = toolSpecs(['read_file']);
-    first.input_schema.properties = {};
-    expect(toolSpecs(['read_file'])[0].input_schema.properties).toHaveProperty('path');
   });
 
   it('throws a typed error naming every unknown tool', () => {

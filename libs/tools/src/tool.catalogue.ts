@@ -132,7 +132,8 @@ function specOf(name: ToolName): ToolSpec {
     const entry = CATALOGUE[name];
     // 'input' so that fields with a default (multi) are shown as optional, which they are to the model.
     const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(entry.schema, { io: 'input' });
-    spec = { name, description: entry.description, input_schema: inputSchema };
+    // Frozen, so every model call can be handed the same objects without a copy.
+    spec = deepFreeze({ name, description: entry.description, input_schema: inputSchema });
     specCache.set(name, spec);
   }
   return spec;
@@ -144,7 +145,15 @@ export function toolSpecs(names: readonly string[]): ToolSpec[] {
   if (unknown.length > 0) {
     throw new UnknownToolError([...new Set(unknown)]);
   }
-  return [...new Set(names as readonly ToolName[])].map((name) => structuredClone(specOf(name)));
+  return [...new Set(names as readonly ToolName[])].map(specOf);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    Object.values(value).forEach(deepFreeze);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** Checks a call's arguments against the tool's schema; the error names each offending field. */

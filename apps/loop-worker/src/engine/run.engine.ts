@@ -88,7 +88,11 @@ export class RunEngine {
     if (!agent) {
       return this.end(lease, run, { status: 'failed', reason: 'internal_error', error: `agent ${run.agent} is no longer configured` });
     }
+    // Aborted when the lease is lost or the worker shuts down (a listener, not AbortSignal.any: that
+    // costs a dependent signal per step on the long-lived shutdown signal).
     const abort = new AbortController();
+    const onShutdown = (): void => abort.abort();
+    shutdown?.addEventListener('abort', onShutdown, { once: true });
     const heartbeat = setInterval(() => {
       store.runs.renew(lease).then(
         (held) => held || abort.abort(),
@@ -96,7 +100,7 @@ export class RunEngine {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      return await this.loop(lease, { run, agent, log }, nothingWaiting, shutdown ? AbortSignal.any([abort.signal, shutdown]) : abort.signal, shutdown);
+      return await this.loop(lease, { run, agent, log }, nothingWaiting, abort.signal, shutdown);
     } catch (error) {
       // Another worker took the run over; it carries on from the log, this one just stops.
       if (error instanceof LeaseLostError) {
@@ -105,6 +109,7 @@ export class RunEngine {
       throw error;
     } finally {
       clearInterval(heartbeat);
+      shutdown?.removeEventListener('abort', onShutdown);
     }
   }
 
