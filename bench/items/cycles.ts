@@ -10,7 +10,8 @@ import { AutoAnswerer, questionerAgent } from '../support/parley';
 import { CostWindow, perCycleCosts, type PerCycleCosts } from '../support/procs';
 import { pool, summarize, type Latency } from '../support/stats';
 
-export const SEQ_RUNS = QUICK ? 2 : 6;
+/** 1,000 sequential samples: a p99 of a few hundred is the third-slowest of them, and as noisy. */
+export const SEQ_RUNS = QUICK ? 2 : 20;
 export const SEQ_QUESTIONS = QUICK ? 10 : 50;
 export const CONC_RUNS = QUICK ? 40 : 200;
 export const CONC_QUESTIONS = 5;
