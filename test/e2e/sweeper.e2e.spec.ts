@@ -174,6 +174,32 @@ describe('sweeper', () => {
     expect(await cascade(stopped.parent)).toBeNull();
   });
 
+  it('a sub-agent that changes under every stop attempt leaves its parent filed, postponed; once it can be stopped, a sweep stops it', async () => {
+    await ensureWorker();
+    const cascades = keys.cascades(tenant());
+    const parent = await stack.startRun('manager');
+    const child = await waitFor(async () => (await stack.redis.smembers(keys.runChildren(tenant(), parent)))[0], { message: 'the sub-agent' });
+    await stack.waitForStatus(child, 'waiting');
+    await stack.waitForStatus(parent, 'waiting');
+    // The child's hash names an open interaction its stop cannot match (no wait reason): each attempt is stale.
+    const waitReason = await stack.redis.hget(runKey(child), 'waitReason');
+    await stack.redis.hdel(runKey(child), 'waitReason');
+    expect((await stack.http('POST', `/v1/runs/${child}/stop`)).body).toMatchObject({ error: { code: 'conflict', message: expect.stringContaining('kept changing') } });
+
+    expect((await stack.http('POST', `/v1/runs/${parent}/stop`)).status).toBe(200);
+    expect((await stack.run(parent)).run.status).toBe('cancelled');
+    const filed = Number(await stack.redis.zscore(cascades, parent));
+    expect(filed).toBeGreaterThan(0);
+    // Each sweep past the grace tries again and puts it at the back; the child is left as it was.
+    await waitFor(async () => Number(await stack.redis.zscore(cascades, parent)) > filed, { message: 'the sweeper to postpone the cascade' });
+    expect((await stack.run(child)).run.status).toBe('waiting');
+
+    await stack.redis.hset(runKey(child), 'waitReason', waitReason!);
+    const { run } = await stack.waitForStatus(child, 'cancelled', 20_000);
+    expect(run.stoppedBy).toEqual({ kind: 'system' });
+    await waitFor(async () => (await stack.redis.zscore(cascades, parent)) === null, { message: 'the cascade to be filed off' });
+  });
+
   it('a cascade the sweeper cannot finish goes to the back and does not hold the others', async () => {
     await ensureWorker();
     const cascades = keys.cascades(tenant());
