@@ -18,8 +18,11 @@ async function getJson(url: string): Promise<{ status: number; body: any }> {
   return { status: response.status, body: await response.json() };
 }
 
+/** PARLEY_METRICS_TOKEN of this file's stack: every scrape bears it. */
+const METRICS_TOKEN = 'operability-scrape-token';
+
 async function scrape(app: INestApplicationContext | undefined): Promise<string> {
-  const response = await fetch(`${opsUrl(app)}/metrics`);
+  const response = await fetch(`${opsUrl(app)}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toContain('text/plain');
   return response.text();
@@ -37,7 +40,7 @@ describe('operability: health, readiness and metrics on every service', () => {
   beforeAll(async () => {
     stack = await TestStack.start({
       agentsDir: writeAgents([askerAgent('asker'), askerAgent('hurried', 1)]),
-      overrides: { opsPort: 0 },
+      overrides: { opsPort: 0, metricsToken: METRICS_TOKEN },
     });
   });
   afterAll(async () => {
@@ -60,6 +63,10 @@ describe('operability: health, readiness and metrics on every service', () => {
     expect((await stack.http('GET', '/health/ready', undefined, null)).status).toBe(200);
     expect((await stack.http('GET', '/health/live', undefined, null)).status).toBe(200);
     expect((await fetch(`${opsUrl(stack.gateway)}/nope`)).status).toBe(404);
+    // Metrics describe the whole deployment: with PARLEY_METRICS_TOKEN set, a scrape without it is refused.
+    for (const app of [stack.gateway, stack.worker, stack.interactions]) {
+      expect((await fetch(`${opsUrl(app)}/metrics`)).status).toBe(401);
+    }
   });
 
   it('counts parked runs and open interactions by kind as runs park, resume and stop', async () => {

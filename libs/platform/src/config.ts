@@ -71,6 +71,8 @@ const EnvSchema = z.object({
   PARLEY_OPS_PORT: z.preprocess(unsetIfEmpty, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
   /** Address the operations server listens on; default PARLEY_HOST. */
   PARLEY_OPS_HOST: z.preprocess(unsetIfEmpty, z.string().optional()),
+  /** A bearer token /metrics requires when set (a scraper sends `Authorization: Bearer <token>`). */
+  PARLEY_METRICS_TOKEN: z.preprocess(unsetIfEmpty, z.string().min(16, 'at least 16 characters').optional()),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The built web console the gateway serves at `/` (default: dist/console of the package). */
   PARLEY_CONSOLE_DIR: z.preprocess(unsetIfEmpty, z.string().optional()),
@@ -149,8 +151,10 @@ export interface ParleyConfig {
   shutdownGraceMs: number;
   /** Operations server port; undefined = the service's default (see OPS_PORT_DEFAULTS), 'off' = none. */
   opsPort?: number | 'off';
-  /** Address of the operations server (/metrics is unauthenticated: keep it off public interfaces). */
+  /** Address of the operations server (/health is unauthenticated: keep it off public interfaces). */
   opsHost: string;
+  /** When set, /metrics answers only requests bearing this token. */
+  metricsToken?: string;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Folder of the built web console; unset: dist/console of the package. */
   consoleDir?: string;
@@ -212,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     shutdownGraceMs: e.PARLEY_SHUTDOWN_GRACE_MS,
     ...(e.PARLEY_OPS_PORT !== undefined ? { opsPort: e.PARLEY_OPS_PORT } : {}),
     opsHost: e.PARLEY_OPS_HOST ?? e.PARLEY_HOST,
+    ...(e.PARLEY_METRICS_TOKEN !== undefined ? { metricsToken: e.PARLEY_METRICS_TOKEN } : {}),
     logLevel: e.LOG_LEVEL,
     ...(e.PARLEY_CONSOLE_DIR ? { consoleDir: e.PARLEY_CONSOLE_DIR } : {}),
     ...overrides,

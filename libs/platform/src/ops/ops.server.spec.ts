@@ -20,4 +20,25 @@ describe('the operations server', () => {
     const cut = new Promise((resolve) => stalled.once('close', resolve));
     await within('the ops server to close and cut the stalled client', 10_000, () => Promise.all([server.close(), cut]));
   });
+
+  it('with a metrics token, serves /metrics only to a request bearing it; health stays open', async () => {
+    const token = 'scrape-token-of-some-length';
+    const server = await startOpsServer({ host: '127.0.0.1', port: 0, ready: () => Promise.resolve({ ready: true, checks: {} }), metricsToken: token });
+    const base = `http://127.0.0.1:${server.port}`;
+    try {
+      const refused = await fetch(`${base}/metrics`);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+      expect(await refused.json()).toEqual({ error: { code: 'unauthenticated', message: expect.stringContaining('PARLEY_METRICS_TOKEN') } });
+      expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
+      expect((await fetch(`${base}/metrics`, { headers: { authorization: token } })).status).toBe(401);
+      const scraped = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('# TYPE');
+      expect((await fetch(`${base}/health/live`)).status).toBe(200);
+      expect((await fetch(`${base}/health/ready`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
 });

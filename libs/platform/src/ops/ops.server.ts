@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { metricsRegistry } from './metrics';
 
@@ -40,9 +41,11 @@ export interface OpsServer {
 
 /**
  * The operations port of a service: GET /health/live, /health/ready and /metrics (Prometheus).
- * Kept off the public port: metrics describe the whole deployment.
+ * Kept off the public port: metrics describe the whole deployment. With `metricsToken`, /metrics
+ * answers only a request bearing it; health stays open to probes.
  */
-export async function startOpsServer(options: { host: string; port: number; ready: () => Promise<ReadinessReport> }): Promise<OpsServer> {
+export async function startOpsServer(options: { host: string; port: number; ready: () => Promise<ReadinessReport>; metricsToken?: string }): Promise<OpsServer> {
+  const bearsToken = options.metricsToken === undefined ? () => true : tokenCheck(options.metricsToken);
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const reply = (status: number, type: string, body: string): void => {
@@ -64,6 +67,11 @@ export async function startOpsServer(options: { host: string; port: number; read
         );
         return;
       case '/metrics':
+        if (!bearsToken(req)) {
+          res.setHeader('www-authenticate', 'Bearer');
+          reply(401, 'application/json', JSON.stringify({ error: { code: 'unauthenticated', message: 'metrics need the bearer token of PARLEY_METRICS_TOKEN' } }));
+          return;
+        }
         metricsRegistry.metrics().then(
           (text) => reply(200, metricsRegistry.contentType, text),
           (error: unknown) => reply(500, 'text/plain', `metrics failed: ${String(error)}\n`),
@@ -89,5 +97,14 @@ export async function startOpsServer(options: { host: string; port: number; read
         // that never finished its request), which would otherwise hold the service's shutdown.
         server.closeAllConnections();
       }),
+  };
+}
+
+/** Whether a request bears `token` (compared in constant time, over digests of equal length). */
+function tokenCheck(token: string): (req: IncomingMessage) => boolean {
+  const expected = createHash('sha256').update(token).digest();
+  return (req) => {
+    const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    return match !== null && timingSafeEqual(createHash('sha256').update(match[1]).digest(), expected);
   };
 }

@@ -50,7 +50,12 @@ export class ServiceOps implements OnApplicationBootstrap, OnApplicationShutdown
     }
     const port = this.config.opsPort ?? OPS_PORT_DEFAULTS[this.service];
     try {
-      this.server = await startOpsServer({ host: this.config.opsHost, port, ready: () => checkReadiness(checks) });
+      this.server = await startOpsServer({
+        host: this.config.opsHost,
+        port,
+        ready: () => checkReadiness(checks),
+        ...(this.config.metricsToken === undefined ? {} : { metricsToken: this.config.metricsToken }),
+      });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
         throw error;
