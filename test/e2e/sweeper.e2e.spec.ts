@@ -174,7 +174,7 @@ describe('sweeper', () => {
     expect(await cascade(stopped.parent)).toBeNull();
   });
 
-  it('a sub-agent that changes under every stop attempt leaves its parent filed, postponed; once it can be stopped, a sweep stops it', async () => {
+  it('a sub-agent whose every stop attempt finds it changed (stale) leaves its parent filed, postponed; once it can be stopped, a sweep stops it', async () => {
     await ensureWorker();
     const cascades = keys.cascades(tenant());
     const parent = await stack.startRun('manager');

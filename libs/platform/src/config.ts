@@ -151,7 +151,7 @@ export interface ParleyConfig {
   shutdownGraceMs: number;
   /** Operations server port; undefined = the service's default (see OPS_PORT_DEFAULTS), 'off' = none. */
   opsPort?: number | 'off';
-  /** Address of the operations server (/health is unauthenticated: keep it off public interfaces). */
+  /** Address of the operations server (/health, and /metrics without metricsToken, need no token: keep it off public interfaces). */
   opsHost: string;
   /** When set, /metrics answers only requests bearing this token. */
   metricsToken?: string;

@@ -31,14 +31,14 @@ export class VerifiedTokens {
       return undefined;
     }
     this.entries.delete(token);
-    if (nowMs > entry.until) {
+    if (nowMs >= entry.until) {
       return undefined;
     }
     this.entries.set(token, entry);
     return entry.claims;
   }
 
-  /** `validUntilMs`: when the token stops being accepted (its exp plus the leeway), if it says. */
+  /** `validUntilMs`: from when the token is no longer accepted (its exp plus the leeway), if it says. */
   remember(token: string, claims: TokenClaims, nowMs: number, validUntilMs: number | undefined): void {
     const until = Math.min(nowMs + this.ttlMs, validUntilMs ?? Number.POSITIVE_INFINITY);
     if (until <= nowMs) {

@@ -13,13 +13,14 @@ export interface Lease {
 }
 
 /**
- * `acquired` carries the run as it stands under the new lease, how many messages wait for it and
- * whether a stop was asked before (a run handed back or taken over keeps the flag); `idle` names a sub-agent's parent.
+ * `acquired` carries the run as it stands under the new lease, how many messages wait for it,
+ * whether a stop was asked before (a run handed back or taken over keeps the flag) and the run's log
+ * entries as stored (JSON) from the `logFrom` the acquire was given on; `idle` names a sub-agent's parent.
  */
-/** `logLines`: the run's log entries as stored (JSON), from the `logFrom` the acquire was given on. */
 export type AcquireResult =
   | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
-export type AppendResult = { status: 'ok'; length: number } | { status: 'lost' } | { status: 'cancelled' };
+/** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty). */
+export type AppendResult = { status: 'ok'; length: number; previousSha1: string | null } | { status: 'lost' } | { status: 'cancelled' };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
 /** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
@@ -207,12 +208,12 @@ export class RunRepository {
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
     const k = this.ctx.keys;
     const entries = entry === null ? [] : Array.isArray(entry) ? entry : [entry];
-    const [status, length] = (await this.ctx.scripts.run(
+    const [status, length, previousSha1] = (await this.ctx.scripts.run(
       'appendLog',
       [...keys, k.run(lease.tenant, lease.runId), k.runLog(lease.tenant, lease.runId)],
       [...args, lease.token, this.ctx.options.leaseMs, enterStage, entries.length, ...entries.map((e) => JSON.stringify(e)), ...eventArgs(events)],
-    )) as [string, number?];
-    return status === 'ok' ? { status, length: length ?? 0 } : { status: status as 'lost' | 'cancelled' };
+    )) as [string, number?, (string | null)?];
+    return status === 'ok' ? { status, length: length ?? 0, previousSha1: previousSha1 ?? null } : { status: status as 'lost' | 'cancelled' };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Actor, Answer, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
 import type { AcquireResult, Lease, NewRun } from './run.repository';
@@ -70,6 +70,8 @@ afterEach(async () => {
 afterAll(async () => {
   await admin.quit();
 });
+
+const sha1 = (line: string): string => createHash('sha1').update(line).digest('hex');
 
 async function newRun(store: ParleyStore, tenant = TENANT): Promise<NewRun> {
   const run: NewRun = { tenant, runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan a team offsite', trigger: 'api' };
@@ -254,7 +256,8 @@ describe('fencing', () => {
     expect((await runHash(store, run)).wsBytes).toBeUndefined();
 
     // The new holder goes on as if nothing happened.
-    expect(await store.runs.append(fresh, entry)).toEqual({ status: 'ok', length: 2 });
+    const [first] = await store.runs.readLogLines(TENANT, run.runId, 0);
+    expect(await store.runs.append(fresh, entry)).toEqual({ status: 'ok', length: 2, previousSha1: sha1(first) });
     expect(await new RedisWorkspace(store.ctx, fresh, 1024).write('fx-1', 'notes.md', 'fresh')).toMatchObject({ status: 'applied' });
     expect(await store.ctx.redis.hget(store.ctx.keys.workspace(TENANT, run.runId), 'notes.md')).toBe('fresh');
   });
@@ -576,7 +579,8 @@ describe('events', () => {
     const lease = await acquire(store, run, 'token-a');
     expect(await store.runs.acquire(TENANT, run.runId, run.owner, 'token-b')).toMatchObject({ status: 'busy' }); // no event
     const said: LogEntry = { type: 'assistant', text: 'Hello', toolCalls: [], at: new Date().toISOString() };
-    expect(await store.runs.append(lease, said, [{ type: 'message', data: { text: 'Hello' } }])).toEqual({ status: 'ok', length: 2 });
+    const [task] = await store.runs.readLogLines(TENANT, run.runId, 0);
+    expect(await store.runs.append(lease, said, [{ type: 'message', data: { text: 'Hello' } }])).toEqual({ status: 'ok', length: 2, previousSha1: sha1(task) });
     expect(await store.runs.append({ ...lease, token: 'token-b' }, said, [{ type: 'message', data: { text: 'lost' } }])).toEqual({ status: 'lost' }); // no event
     const asked = request(run);
     const interaction = await parkAsking(store, lease, asked);

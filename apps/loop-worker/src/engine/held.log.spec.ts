@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { LogEntry } from '@parley/contracts';
 import { ParleyStore } from '@parley/store';
@@ -14,6 +14,17 @@ describe('HeldLog', () => {
   const runId = randomUUID();
   const said = (text: string): string => JSON.stringify({ type: 'task', text, at: new Date().toISOString() } satisfies LogEntry);
   const texts = (entries: LogEntry[]) => entries.map((e) => (e.type === 'task' ? e.text : e.type));
+  /** Appends as append-log does, and tells the log what the script answers (length, the entry before's SHA-1). */
+  const appendOwn = async (log: HeldLog, words: string[]): Promise<void> => {
+    const before = await redis.lindex(logKey, -1);
+    const lines = words.map(said);
+    const length = await redis.rpush(logKey, ...lines);
+    log.appended(
+      lines.map((line) => JSON.parse(line) as LogEntry),
+      length,
+      before === null ? null : createHash('sha1').update(before).digest('hex'),
+    );
+  };
 
   beforeEach(() => {
     redis = new Redis(REDIS_URL);
@@ -63,7 +74,7 @@ describe('HeldLog', () => {
     await redis.rpush(logKey, said('c'));
     const reads = jest.spyOn(store.runs, 'readLogLines');
     expect(log.readFrom).toBe(1);
-    log.absorb(await redis.lrange(logKey, log.readFrom, -1));
+    log.absorb(await redis.lrange(logKey, 1, -1), 1);
     expect(texts(await log.read())).toEqual(['a', 'b', 'c']);
     expect(reads).not.toHaveBeenCalled();
     await redis.rpush(logKey, said('d'));
@@ -77,8 +88,43 @@ describe('HeldLog', () => {
     await log.read();
     await redis.rpop(logKey);
     await redis.rpush(logKey, said('x'));
-    log.absorb(await redis.lrange(logKey, log.readFrom, -1));
+    log.absorb(await redis.lrange(logKey, 1, -1), 1);
     expect(texts(await log.read())).toEqual(['a', 'x']);
+  });
+
+  it("drops what the acquire read from where the log held no longer reads: another step's read reset it meanwhile", async () => {
+    await redis.rpush(logKey, said('a'), said('b'), said('c'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    await redis.rpush(logKey, said('d'));
+    const tail = await redis.lrange(logKey, 2, -1);
+    // Another step's read finds the log changed (a write lost, another made) and reads it afresh;
+    // the acquire's lines arrive while it does, when nothing is held.
+    await redis.lset(logKey, 2, said('c2'));
+    const readLines = store.runs.readLogLines.bind(store.runs);
+    let stepRead: Promise<LogEntry[]> | undefined;
+    jest
+      .spyOn(store.runs, 'readLogLines')
+      .mockImplementationOnce(readLines)
+      .mockImplementationOnce(async (...args) => {
+        log.absorb(tail, 2);
+        // The acquiring step's first read, before the other step's fresh read is back.
+        stepRead = log.read();
+        return readLines(...args);
+      });
+    expect(texts(await log.read())).toEqual(['a', 'b', 'c2', 'd']);
+    expect(texts(await stepRead!)).toEqual(['a', 'b', 'c2', 'd']);
+  });
+
+  it('a read that finds the log changed reads it afresh even when an acquire had just handed lines over', async () => {
+    await redis.rpush(logKey, said('a'), said('b'), said('c'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    const lines = await redis.lrange(logKey, 2, -1);
+    await redis.lset(logKey, 2, said('c2'));
+    const reading = log.read();
+    log.absorb(lines, 2);
+    expect(texts(await reading)).toEqual(['a', 'b', 'c2']);
   });
 
   it('holds its own append when nobody else appended since its read, and reads when someone did', async () => {
@@ -86,16 +132,33 @@ describe('HeldLog', () => {
     const log = new HeldLog(store, 'acme', runId);
     await log.read();
     const reads = jest.spyOn(store.runs, 'readLogLines');
-    const own = (text: string): LogEntry => JSON.parse(said(text)) as LogEntry;
-    log.appended([own('b'), own('c')], await redis.rpush(logKey, said('b'), said('c')));
+    await appendOwn(log, ['b', 'c']);
     expect(texts(await log.read())).toEqual(['a', 'b', 'c']);
     expect(reads).not.toHaveBeenCalled();
 
     // An answer landed between the last read and this worker's append: the next read fetches both.
     await redis.rpush(logKey, said('answer'));
-    log.appended([own('d')], await redis.rpush(logKey, said('d')));
+    await appendOwn(log, ['d']);
     expect(texts(await log.read())).toEqual(['a', 'b', 'c', 'answer', 'd']);
     expect(reads).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not hold its own append when the entry before it is not the one it read (writes lost and others made)', async () => {
+    await redis.rpush(logKey, said('a'), said('b'));
+    const log = new HeldLog(store, 'acme', runId);
+    await log.read();
+    // As long as before, but its last entry is another: a Redis restart lost 'b' and 'x' came after.
+    await redis.lset(logKey, 1, said('x'));
+    await appendOwn(log, ['c']);
+    expect(texts(await log.read())).toEqual(['a', 'x', 'c']);
+  });
+
+  it('holds its first append onto an empty log it never read', async () => {
+    const log = new HeldLog(store, 'acme', runId);
+    const reads = jest.spyOn(store.runs, 'readLogLines');
+    await appendOwn(log, ['a']);
+    expect(texts(await log.read())).toEqual(['a']);
+    expect(reads).not.toHaveBeenCalled();
   });
 
   it('two reads at once (a step whose lease was taken over, and its successor) add each entry once', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { LogEntry } from '@parley/contracts';
 import type { ParleyStore } from '@parley/store';
 
@@ -40,36 +41,44 @@ export class HeldLog {
       this.current = false;
       return this.entries;
     }
-    if (!this.take(await this.store.runs.readLogLines(this.tenant, this.runId, this.readFrom))) {
+    const from = this.readFrom;
+    if (!this.take(await this.store.runs.readLogLines(this.tenant, this.runId, from), from)) {
       return this.read();
     }
     return this.entries;
   }
 
-  /** Lines read from {@link readFrom} by another step: the next read returns them without one. */
-  absorb(lines: string[]): void {
-    this.current = this.take(lines);
+  /** Lines another step read from `from` (the lease acquire): when they continue this log, the next read returns them without one. */
+  absorb(lines: string[], from: number): void {
+    this.current = this.take(lines, from);
   }
 
   /**
-   * This worker appended `entries`, and the log then held `length` entries: when that is what this
-   * log holds plus them (nobody else appended since its last read), they join it here.
+   * This worker appended `entries`; the log then held `length` entries, the one before them with SHA-1
+   * `previousSha1`. When that is this log plus them (nobody else appended since its last read, and
+   * its last entry is still there as read), they join it here.
    */
-  appended(entries: LogEntry[], length: number): void {
-    this.current = this.entries.length > 0 && this.entries.length + entries.length === length;
-    if (this.current) {
-      this.take([this.lastLine ?? '', ...entries.map((entry) => JSON.stringify(entry))]);
-    }
+  appended(entries: LogEntry[], length: number, previousSha1: string | null): void {
+    const lines = entries.map((entry) => JSON.stringify(entry));
+    const continues = this.lastLine === null ? previousSha1 === null : previousSha1 === createHash('sha1').update(this.lastLine).digest('hex');
+    this.current = continues && this.entries.length + lines.length === length && this.take(this.lastLine === null ? lines : [this.lastLine, ...lines], this.readFrom);
   }
 
-  /** Takes lines read from {@link readFrom}; false (all dropped) when they do not continue what is held. */
-  private take(lines: string[]): boolean {
+  /**
+   * Takes lines read from `from`. False when they cannot continue what is held: read from elsewhere
+   * (another step of the same run read meanwhile), or not starting with the last entry held (the
+   * log lost writes: then all is dropped, to be read afresh).
+   */
+  private take(lines: string[], from: number): boolean {
+    if (from !== this.readFrom) {
+      return false;
+    }
     const known = this.entries.length;
-    // Also the case when another step of the same run (one whose lease was taken over) read meanwhile.
     if (known > 0 && lines[0] !== this.lastLine) {
       this.entries = [];
       this.lastLine = null;
       this.lineBytes = 0;
+      this.current = false;
       return false;
     }
     for (const line of known > 0 ? lines.slice(1) : lines) {
@@ -94,6 +103,11 @@ export class RecentLogs {
     private readonly maxRuns = 500,
     private readonly maxBytes = 32 * 1024 * 1024,
   ) {}
+
+  /** Where a read of the run's log held here would start (0 when none is held); the log stays where it is among the recent. */
+  readFrom(tenant: string, runId: string): number {
+    return this.logs.get(`${tenant}/${runId}`)?.readFrom ?? 0;
+  }
 
   of(tenant: string, runId: string): HeldLog {
     const key = `${tenant}/${runId}`;

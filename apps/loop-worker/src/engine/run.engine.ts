@@ -58,8 +58,8 @@ export class RunEngine {
     // The lease is the first round trip: the script hands back the run as it stands under it, and
     // the part of its log this worker lacks.
     const token = randomUUID();
-    const log = this.resources.logs.of(job.tenant, job.runId);
-    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, this.resources.workerId, log.readFrom);
+    const logFrom = this.resources.logs.readFrom(job.tenant, job.runId);
+    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, this.resources.workerId, logFrom);
     if (acquired.status === 'busy') {
       return acquired;
     }
@@ -71,7 +71,8 @@ export class RunEngine {
       return { status: 'idle', runStatus: acquired.runStatus };
     }
     const { run } = acquired;
-    log.absorb(acquired.logLines);
+    const log = this.resources.logs.of(job.tenant, job.runId);
+    log.absorb(acquired.logLines, logFrom);
     const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
     if (run.agentDigest && this.agentsForRun) {
@@ -221,7 +222,7 @@ export class RunEngine {
     const appended = await store.runs.append(lease, entry, events);
     switch (appended.status) {
       case 'ok':
-        log.appended([entry], appended.length);
+        log.appended([entry], appended.length, appended.previousSha1);
         return null;
       case 'lost':
         return { status: 'lost' };

@@ -32,6 +32,7 @@ describe('the operations server', () => {
       expect(await refused.json()).toEqual({ error: { code: 'unauthenticated', message: expect.stringContaining('PARLEY_METRICS_TOKEN') } });
       expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
       expect((await fetch(`${base}/metrics`, { headers: { authorization: token } })).status).toBe(401);
+      expect((await fetch(`${base}/metrics`, { headers: { authorization: `bearer  ${token}` } })).status).toBe(200);
       const scraped = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
       expect(scraped.status).toBe(200);
       expect(await scraped.text()).toContain('# TYPE');

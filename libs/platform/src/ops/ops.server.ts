@@ -104,7 +104,7 @@ export async function startOpsServer(options: { host: string; port: number; read
 function tokenCheck(token: string): (req: IncomingMessage) => boolean {
   const expected = createHash('sha256').update(token).digest();
   return (req) => {
-    const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     return match !== null && timingSafeEqual(createHash('sha256').update(match[1]).digest(), expected);
   };
 }
