@@ -35,6 +35,13 @@ export class QueueWorker<T> {
   }
 }
 
+/**
+ * How long a queue's close or a connection's QUIT may take at shutdown: after a Redis restart
+ * either can wait for good (taskforcesh/bullmq#2430), and a process that cannot exit is worse than
+ * one that drops its sockets.
+ */
+export const CLOSE_BOUND_MS = 5000;
+
 /** True when `promise` settles within `ms`. */
 export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,6 @@
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
-import { settlesWithin } from './queue.worker';
+import { CLOSE_BOUND_MS, settlesWithin } from './queue.worker';
 import { ParleyQueues } from './queues';
 import { ParleyStore } from './store';
 import { RunControl } from './run.control';
@@ -9,7 +9,6 @@ export const PARLEY_CONFIG = Symbol('PARLEY_CONFIG');
 export const REDIS = Symbol('REDIS');
 export const QUEUE_REDIS = Symbol('QUEUE_REDIS');
 
-const CLOSE_BOUND_MS = 5000;
 
 /** Provides the config, one Redis client, the store and the queues to an app; closes them last. */
 @Global()
@@ -51,12 +50,11 @@ export class StoreModule implements OnApplicationShutdown {
     };
   }
 
-  /**
-   * Bounded, like the workers' close: after a Redis restart a BullMQ queue's close or a QUIT can wait
-   * for good (bullmq#2430), and a process that cannot exit is worse than one that drops its sockets.
-   */
+  /** Bounded, like the workers' close (see CLOSE_BOUND_MS). */
   async onApplicationShutdown(): Promise<void> {
-    await settlesWithin(this.queues.close(), CLOSE_BOUND_MS);
+    if (!(await settlesWithin(this.queues.close(), CLOSE_BOUND_MS))) {
+      new Logger('StoreModule').warn(`the queues did not close within ${CLOSE_BOUND_MS} ms; their connection is dropped`);
+    }
     if (!(await settlesWithin(Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]), CLOSE_BOUND_MS))) {
       this.redis.disconnect();
       this.queueRedis.disconnect();

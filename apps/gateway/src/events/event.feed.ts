@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ParleyEvent } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyStore } from '@parley/store';
+import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parley/store';
 
 type Listener = (event: ParleyEvent) => void;
 
@@ -38,7 +38,9 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.listeners.clear();
-    await this.subscriber.quit().catch(() => this.subscriber.disconnect());
+    if (!(await settlesWithin(this.subscriber.quit(), CLOSE_BOUND_MS))) {
+      this.subscriber.disconnect();
+    }
   }
 
   onEvent(listener: Listener): () => void {

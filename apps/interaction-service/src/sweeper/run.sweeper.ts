@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { Queue, type Job } from 'bullmq';
 import { jobIds } from '@parley/contracts';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl, msOf } from '@parley/store';
+import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl, msOf, settlesWithin } from '@parley/store';
 
 export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
@@ -73,7 +73,9 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   override async onApplicationShutdown(): Promise<void> {
     await super.onApplicationShutdown();
-    await this.queue.close();
+    if (!(await settlesWithin(this.queue.close(), CLOSE_BOUND_MS))) {
+      this.logger.warn(`the sweeper queue did not close within ${CLOSE_BOUND_MS} ms`);
+    }
   }
 
   async process(_job: Job<Record<string, never>>): Promise<SweepCounts> {

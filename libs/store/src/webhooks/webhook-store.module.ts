@@ -1,6 +1,7 @@
 import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
 import { ParleyStore } from '../store';
+import { CLOSE_BOUND_MS, settlesWithin } from '../queue.worker';
 import { QUEUE_REDIS } from '../store.module';
 import { WebhookQueue } from './webhook.queue';
 import { WebhookStore } from './webhook.store';
@@ -27,6 +28,9 @@ export class WebhookStoreModule implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.queue.close().catch((error: unknown) => new Logger('WebhookStoreModule').warn(`closing the webhook queue: ${String(error)}`));
+    const closing = this.queue.close().catch((error: unknown) => new Logger('WebhookStoreModule').warn(`closing the webhook queue: ${String(error)}`));
+    if (!(await settlesWithin(closing, CLOSE_BOUND_MS))) {
+      new Logger('WebhookStoreModule').warn(`the webhook queue did not close within ${CLOSE_BOUND_MS} ms`);
+    }
   }
 }
