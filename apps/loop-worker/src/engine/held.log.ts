@@ -48,7 +48,7 @@ export class HeldLog {
     return this.entries;
   }
 
-  /** Lines another step read from `from` (the lease acquire): when they continue this log, the next read returns them without one. */
+  /** Lines another step (the lease acquire) read from `from`: when they continue this log, the next read returns them without one. */
   absorb(lines: string[], from: number): void {
     this.current = this.take(lines, from);
   }
@@ -60,8 +60,9 @@ export class HeldLog {
    */
   appended(entries: LogEntry[], length: number, previousSha1: string | null): void {
     const lines = entries.map((entry) => JSON.stringify(entry));
-    const continues = this.lastLine === null ? previousSha1 === null : previousSha1 === createHash('sha1').update(this.lastLine).digest('hex');
-    this.current = continues && this.entries.length + lines.length === length && this.take(this.lastLine === null ? lines : [this.lastLine, ...lines], this.readFrom);
+    const held = this.lastLine;
+    const continues = held === null ? previousSha1 === null : previousSha1 === createHash('sha1').update(held).digest('hex');
+    this.current = continues && this.entries.length + lines.length === length && this.take(held === null ? lines : [held, ...lines], this.readFrom);
   }
 
   /**
