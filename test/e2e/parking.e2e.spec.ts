@@ -51,4 +51,27 @@ describe('parking holds nothing', () => {
       expect(run.summary).toBe(`got: answer for ${runId}`);
     }
   });
+
+  it('a model turn that only asks reaches a client as its message, its tool call, the opened question and the wait, in that order', async () => {
+    const client = await stack.connect();
+    try {
+      await client.subscribe();
+      const runId = await stack.startRun('asker');
+      await client.waitForEvent((e) => e.runId === runId && e.type === 'run.status' && (e.data as { status?: string }).status === 'waiting', 'the wait');
+      const seen = client.events.filter((e) => e.runId === runId && e.type !== 'message.delta');
+      expect(seen.map((e) => (e.type === 'run.status' ? `run.status ${(e.data as { status: string }).status}` : e.type))).toEqual([
+        'run.created',
+        'run.status queued',
+        'run.status running',
+        'message',
+        'tool.call',
+        'interaction.opened',
+        'run.status waiting',
+      ]);
+      const log = await stack.log(runId);
+      expect(log.map((entry: { type: string }) => entry.type)).toEqual(['task', 'assistant', 'question']);
+    } finally {
+      client.close();
+    }
+  });
 });

@@ -218,10 +218,12 @@ export class RunRepository {
 
   /**
    * Parks the run on `pendingId` (an interaction, or a child run). `open`: the interaction to open in
-   * the same step (a repeat for an interaction that exists opens nothing); `record`: a log entry to
-   * append first (the question), which is appended even when a wake makes the park `continue`.
+   * the same step (a repeat for an interaction that exists opens nothing); `record`: log entries to
+   * append first (the question, after the model turn that asked it), with `events`; they are
+   * appended even when a wake makes the park `continue`.
    */
-  async park(lease: Lease, waitReason: WaitReason, pendingId: string, open?: InteractionRequest, record?: LogEntry): Promise<ParkResult> {
+  async park(lease: Lease, waitReason: WaitReason, pendingId: string, open?: InteractionRequest, record: LogEntry | LogEntry[] = [], events: EventDraft[] = []): Promise<ParkResult> {
+    const entries = Array.isArray(record) ? record : [record];
     const now = new Date();
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner, now);
     const k = this.ctx.keys;
@@ -249,7 +251,10 @@ export class RunRepository {
         interaction?.prompt.kind ?? '',
         deadlineMs === null ? '' : String(deadlineMs),
         String(NO_DEADLINE_SCORE + now.getTime()),
-        record ? JSON.stringify(record) : '',
+        entries.length,
+        events.length,
+        ...entries.map((entry) => JSON.stringify(entry)),
+        ...eventArgs(events),
         ...(interaction ? interactionFields(interaction) : []),
       ],
     )) as [ParkResult['status'], (string | number)?];

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Actor, Answer, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
+import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
 import type { AcquireResult, Lease, NewRun } from './run.repository';
 import { ParleyStore } from './store';
 import { NO_DEADLINE_SCORE } from './interaction.repository';
@@ -287,6 +287,28 @@ describe('lost wake-up', () => {
     // The wake was consumed: the same question parks on the next pass, and opens its interaction then.
     expect(await parkAsking(store, lease, asked)).toMatchObject({ id: asked.interactionId, waitReason: 'question' });
     expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(2); // task, question: recorded once
+  });
+
+  it('a model turn that only asks is appended with its question, its events before the opening, in the park step', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const seq = await store.events.lastSeq(TENANT);
+    const asked = request(run);
+    const turn: LogEntry = { type: 'assistant', text: 'One question.', toolCalls: [{ toolUseId: 'toolu_1', effectId: 'fx_1', name: 'ask_user_text', input: { question: 'Where?' } }], at: asked.requestedAt };
+    const question: LogEntry = { type: 'question', toolUseId: 'toolu_1', effectId: 'fx_1', interactionId: asked.interactionId, prompt: asked.prompt, at: asked.requestedAt };
+    const turnEvents: EventDraft[] = [
+      { type: 'message', data: { text: 'One question.' } },
+      { type: 'tool.call', data: { toolUseId: 'toolu_1', effectId: 'fx_1', name: 'ask_user_text', input: { question: 'Where?' } } },
+    ];
+
+    expect(await store.runs.park(lease, 'question', asked.interactionId, asked, [turn, question], turnEvents)).toMatchObject({ status: 'parked' });
+    expect((await store.runs.readLog(TENANT, run.runId)).slice(-2)).toEqual([turn, question]);
+    const emitted = (await events(store)).filter((e) => e.seq > seq);
+    expect(emitted.map((e) => e.type)).toEqual(['message', 'tool.call', 'interaction.opened', 'run.status']);
+    expect(emitted[1].data).toEqual(turnEvents[1].data);
+    expect(emitted[3].data).toEqual({ status: 'waiting', waitReason: 'question' });
+    expect(await store.interactions.get(TENANT, asked.interactionId)).toMatchObject({ status: 'open', prompt: asked.prompt });
   });
 
   it('an answer to a waiting run returns the bumped wake counter and queues the run', async () => {

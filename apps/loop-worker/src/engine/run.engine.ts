@@ -11,7 +11,7 @@ import type { AdvanceOutcome, EngineResources } from './engine.resources';
 import type { HeldLog } from './held.log';
 import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
-import { toolsOffered, type RunView, type SettleResult } from './run.view';
+import { toolsOffered, type ParkResult, type RunView, type SettleResult } from './run.view';
 import { TurnDispatcher } from './turn.dispatcher';
 
 /** What a step holds besides the lease: the run as acquired, its agent, its log. */
@@ -219,6 +219,11 @@ export class RunEngine {
       })),
     ];
     const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
+    const question = this.dispatcher.questionOf(lease, view, toolCalls);
+    if (question) {
+      // A turn that only asks: the turn, its question and the park are one step.
+      return this.park(lease, run, question, { entries: [entry], events });
+    }
     const appended = await store.runs.append(lease, entry, events);
     switch (appended.status) {
       case 'ok':
@@ -245,22 +250,27 @@ export class RunEngine {
         const result = await this.resources.control.stopHeld(lease, run, settled.by, null);
         return result.status === 'cancelled' ? { status: 'ended', runStatus: 'cancelled' } : { status: 'lost' };
       }
-      case 'park': {
-        const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId, settled.open, settled.record);
-        switch (parked.status) {
-          case 'parked':
-            if (parked.deadlineTimer !== null) {
-              await this.resources.queues.scheduleDeadlineTimer(lease.tenant, parked.deadlineTimer);
-            }
-            return { status: 'parked', interactionId: settled.interactionId };
-          case 'continue':
-            return null;
-          case 'lost':
-            return { status: 'lost' };
-          case 'cancelled':
-            return this.cancel(lease, run, { id: settled.interactionId, waitReason: settled.waitReason });
+      case 'park':
+        return this.park(lease, run, settled);
+    }
+  }
+
+  /** Parks as settled; `turn`: the model turn that asked, recorded in the same step. Null when a wake came meanwhile. */
+  private async park(lease: Lease, run: Run, settled: ParkResult, turn: { entries: LogEntry[]; events: EventDraft[] } = { entries: [], events: [] }): Promise<AdvanceOutcome | null> {
+    const records = settled.record ? [...turn.entries, settled.record] : turn.entries;
+    const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId, settled.open, records, turn.events);
+    switch (parked.status) {
+      case 'parked':
+        if (parked.deadlineTimer !== null) {
+          await this.resources.queues.scheduleDeadlineTimer(lease.tenant, parked.deadlineTimer);
         }
-      }
+        return { status: 'parked', interactionId: settled.interactionId };
+      case 'continue':
+        return null;
+      case 'lost':
+        return { status: 'lost' };
+      case 'cancelled':
+        return this.cancel(lease, run, { id: settled.interactionId, waitReason: settled.waitReason });
     }
   }
 

@@ -16,6 +16,8 @@ export type SettleResult =
   | { status: 'lost' }
   | { status: 'cancelled' };
 
+export type ParkResult = Extract<SettleResult, { status: 'park' }>;
+
 /** What the dispatcher knows of the run it settles. */
 export interface RunView {
   run: Run;

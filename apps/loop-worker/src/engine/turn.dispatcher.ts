@@ -36,7 +36,7 @@ import {
 } from '@parley/tools';
 import { childResultOf, type Conversation, type OpenCall } from './conversation';
 import type { EngineResources } from './engine.resources';
-import { toolsOffered, type RunView, type SettleResult } from './run.view';
+import { toolsOffered, type ParkResult, type RunView, type SettleResult } from './run.view';
 import { StageExit } from './stage.exit.handler';
 
 type Question = LogEntryOf<'question'>;
@@ -237,23 +237,45 @@ export class TurnDispatcher {
     if (open.question) {
       return this.parkOn(lease, agent, open.question, 'question');
     }
+    const asked = this.newQuestion(lease, agent, conversation, call);
+    return asked.status === 'park' ? asked : this.resultOrInterrupt(lease, call, asked.result);
+  }
+
+  /**
+   * The park on the question a new human-tool call asks, or the result the call gets instead (the
+   * question budget is spent, or the arguments are wrong).
+   */
+  private newQuestion(lease: Lease, agent: AgentDefinition, conversation: Conversation, call: ToolCall): ParkResult | { status: 'result'; result: ToolResult } {
     const max = agent.limits.max_ask_user_per_loop;
     if (conversation.questionsAsked >= max) {
-      return this.resultOrInterrupt(lease, call, budgetExhaustedResult(max));
+      return { status: 'result', result: budgetExhaustedResult(max) };
     }
     const prepared = prepareHumanToolCall(call.name as Parameters<typeof prepareHumanToolCall>[0], call.input);
     if (!prepared.ok) {
-      return this.resultOrInterrupt(lease, call, errorResult(prepared.error));
+      return { status: 'result', result: errorResult(prepared.error) };
     }
     const question = this.question(call, prepared.prompt);
     return this.parkOn(lease, agent, question, 'question', question);
+  }
+
+  /**
+   * A model turn that is just one new question (one human-tool call the run is offered): the park on
+   * it, to be made in one step with the turn's own append; null when the turn needs settling first.
+   */
+  questionOf(lease: Lease, view: RunView, calls: ToolCall[]): ParkResult | null {
+    const [call] = calls;
+    if (calls.length !== 1 || !isHumanTool(call.name) || !toolsOffered(view).includes(call.name)) {
+      return null;
+    }
+    const asked = this.newQuestion(lease, view.agent, view.conversation, call);
+    return asked.status === 'park' ? asked : null;
   }
 
   private question(call: ToolCall, prompt: Prompt): Question {
     return { type: 'question', toolUseId: call.toolUseId, effectId: call.effectId, interactionId: randomUUID(), prompt, at: new Date().toISOString() };
   }
 
-  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason, record?: Question): SettleResult {
+  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason, record?: Question): ParkResult {
     return this.askAndPark(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at }, record);
   }
 
@@ -267,7 +289,7 @@ export class TurnDispatcher {
     agent: AgentDefinition,
     asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
     record?: Question | LogEntryOf<'checkpoint'>,
-  ): SettleResult {
+  ): ParkResult {
     const open: InteractionRequest = {
       tenant: lease.tenant,
       runId: lease.runId,
