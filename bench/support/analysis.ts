@@ -232,9 +232,10 @@ function processNote(role: string, c: CycleResults): string {
   }
   if (role.startsWith('worker')) {
     return (
-      'each pass of its loop reads the log entries added since its last read of the run (it keeps the logs of the runs it advanced last) and ' +
-      `rebuilds the conversation from the whole log (\`lrange\` ${cmd(c, 'lrange').toFixed(1)}, \`hgetall\` ${cmd(c, 'hgetall').toFixed(1)} executed per cycle, all processes); ` +
-      'its Redis round trips (lease, appends, the message check between model calls, park, BullMQ) and the conversation rebuild are most of the rest.'
+      'its round trips in a cycle are the lease (which also returns the log entries added since the worker last held the run), ' +
+      'one script for the model turn, its question and the park, and BullMQ\'s (taking the job, finishing it) ' +
+      `(\`lrange\` ${cmd(c, 'lrange').toFixed(1)}, \`hgetall\` ${cmd(c, 'hgetall').toFixed(1)} executed per cycle, all processes); ` +
+      'the conversation, rebuilt from the whole log on every pass, and the scripted model are most of the rest.'
     );
   }
   if (role === 'redis') {
