@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { jobIds, type InteractionRequest, type LogEntry, type Prompt } from '@parley/contracts';
+import { jobIds, type EventDraft, type InteractionRequest, type LogEntry, type Prompt } from '@parley/contracts';
 import { ParleyQueues, ParleyStore, msOf } from '@parley/store';
 import type { Harness } from '../../test/harness/harness';
 import { QUICK, say, startHarness } from '../support/env';
@@ -109,9 +109,7 @@ async function parkOne(
   const call = { ...t.assistant.toolCalls[0], toolUseId: `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`, effectId: `fx_${randomUUID()}` };
   const at = new Date().toISOString();
   const assistant = { ...t.assistant, toolCalls: [call], at };
-  expect(
-    (await store.runs.append(lease, assistant, [{ type: 'tool.call', data: { toolUseId: call.toolUseId, effectId: call.effectId, name: call.name, input: call.input } }])).status,
-  ).toBe('ok');
+  const turnEvents: EventDraft[] = [{ type: 'tool.call', data: { toolUseId: call.toolUseId, effectId: call.effectId, name: call.name, input: call.input } }];
   const question = { ...t.question, toolUseId: call.toolUseId, effectId: call.effectId, interactionId, at };
   // requestedAt is set back so that the deadline the script computes falls in the bench's window.
   const open: InteractionRequest = {
@@ -125,8 +123,8 @@ async function parkOne(
     timeoutSecs: TIMEOUT_SECS,
     requestedAt: new Date(deadlineMs - TIMEOUT_SECS * 1000).toISOString(),
   };
-  // As the worker does: the question is recorded in the log by the step that parks.
-  const parked = await store.runs.park(lease, 'question', interactionId, open, question);
+  // As the worker does: a turn that only asks is recorded, with its question, by the step that parks.
+  const parked = await store.runs.park(lease, 'question', interactionId, open, [assistant, question], turnEvents);
   if (parked.status !== 'parked') {
     throw new Error(`park answered ${parked.status}`);
   }

@@ -1,3 +1,4 @@
+import { ParleyStore } from '@parley/store';
 import { askerAgent, quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -54,6 +55,7 @@ describe('parking holds nothing', () => {
 
   it('a model turn that only asks reaches a client as its message, its tool call, the opened question and the wait, in that order', async () => {
     const client = await stack.connect();
+    const appends = jest.spyOn(stack.worker!.get(ParleyStore, { strict: false }).runs, 'append');
     try {
       await client.subscribe();
       const runId = await stack.startRun('asker');
@@ -70,7 +72,10 @@ describe('parking holds nothing', () => {
       ]);
       const log = await stack.log(runId);
       expect(log.map((entry: { type: string }) => entry.type)).toEqual(['task', 'assistant', 'question']);
+      // The turn went into the park step: no append of its own (only the streamed deltas, which write no entry).
+      expect(appends.mock.calls.filter(([lease, entry]) => lease.runId === runId && entry !== null)).toEqual([]);
     } finally {
+      appends.mockRestore();
       client.close();
     }
   });

@@ -9,7 +9,6 @@ export const PARLEY_CONFIG = Symbol('PARLEY_CONFIG');
 export const REDIS = Symbol('REDIS');
 export const QUEUE_REDIS = Symbol('QUEUE_REDIS');
 
-
 /** Provides the config, one Redis client, the store and the queues to an app; closes them last. */
 @Global()
 @Module({})
@@ -53,7 +52,7 @@ export class StoreModule implements OnApplicationShutdown {
   /** Bounded, like the workers' close (see CLOSE_BOUND_MS). */
   async onApplicationShutdown(): Promise<void> {
     if (!(await settlesWithin(this.queues.close(), CLOSE_BOUND_MS))) {
-      new Logger('StoreModule').warn(`the queues did not close within ${CLOSE_BOUND_MS} ms; their connection is dropped`);
+      new Logger('StoreModule').warn(`the queues did not close within ${CLOSE_BOUND_MS} ms`);
     }
     if (!(await settlesWithin(Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]), CLOSE_BOUND_MS))) {
       this.redis.disconnect();

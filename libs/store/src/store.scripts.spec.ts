@@ -309,6 +309,27 @@ describe('lost wake-up', () => {
     expect(emitted[1].data).toEqual(turnEvents[1].data);
     expect(emitted[3].data).toEqual({ status: 'waiting', waitReason: 'question' });
     expect(await store.interactions.get(TENANT, asked.interactionId)).toMatchObject({ status: 'open', prompt: asked.prompt });
+
+    // A wake meanwhile: the turn and its question are recorded with their events, nothing opens; a
+    // stop meanwhile: nothing of the turn is written.
+    const woken = await newRun(store);
+    const wokenLease = await acquire(store, woken);
+    await admin.rpush(store.ctx.keys.runInbox(TENANT, woken.runId), 'message');
+    const again = request(woken);
+    const before = await store.events.lastSeq(TENANT);
+    expect(await store.runs.park(wokenLease, 'question', again.interactionId, again, [turn, { ...question, interactionId: again.interactionId }], turnEvents)).toEqual({ status: 'continue' });
+    expect((await store.runs.readLog(TENANT, woken.runId)).map((e) => e.type)).toEqual(['task', 'assistant', 'question']);
+    expect((await events(store)).filter((e) => e.seq > before).map((e) => e.type)).toEqual(['message', 'tool.call']);
+    expect(await store.interactions.get(TENANT, again.interactionId)).toBeNull();
+
+    const stopped = await newRun(store);
+    const stoppedLease = await acquire(store, stopped);
+    expect(await store.runs.cancel({ tenant: TENANT, runId: stopped.runId, owner: stopped.owner }, ALICE, null)).toEqual({ status: 'requested' });
+    const untouched = await store.events.lastSeq(TENANT);
+    const refused = request(stopped);
+    expect(await store.runs.park(stoppedLease, 'question', refused.interactionId, refused, [turn, { ...question, interactionId: refused.interactionId }], turnEvents)).toEqual({ status: 'cancelled' });
+    expect((await store.runs.readLog(TENANT, stopped.runId)).map((e) => e.type)).toEqual(['task']);
+    expect(await store.events.lastSeq(TENANT)).toBe(untouched);
   });
 
   it('an answer to a waiting run returns the bumped wake counter and queues the run', async () => {

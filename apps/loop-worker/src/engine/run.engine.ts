@@ -120,7 +120,7 @@ export class RunEngine {
     let resumed = false;
     // When the lease step found no message and no stop waiting and the first model call follows at
     // once (no tool ran meanwhile), take-messages has nothing to do. A stop asked in that instant
-    // is seen by the append after the call.
+    // is seen by the append (or park) after the call.
     let nothingToTake = nothingWaiting;
     for (;;) {
       if (shutdown?.aborted) {
