@@ -18,7 +18,9 @@ export interface Lease {
  * entries as stored (JSON) from the `logFrom` the acquire was given on; `idle` names a sub-agent's parent.
  */
 export type AcquireResult =
-  | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] } | { status: 'busy'; retryInMs: number } | { status: 'idle'; runStatus: string; parentRunId?: string };
+  | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] }
+  | { status: 'busy'; retryInMs: number }
+  | { status: 'idle'; runStatus: string; parentRunId?: string };
 /** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty). */
 export type AppendResult = { status: 'ok'; length: number; previousSha1: string | null } | { status: 'lost' } | { status: 'cancelled' };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */

@@ -11,7 +11,7 @@ import type { AdvanceOutcome, EngineResources } from './engine.resources';
 import type { HeldLog } from './held.log';
 import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
-import { toolsOffered, type ParkResult, type RunView, type SettleResult } from './run.view';
+import { toolsOffered, type Parking, type RunView, type SettleResult } from './run.view';
 import { TurnDispatcher } from './turn.dispatcher';
 
 /** What a step holds besides the lease: the run as acquired, its agent, its log. */
@@ -256,7 +256,7 @@ export class RunEngine {
   }
 
   /** Parks as settled; `turn`: the model turn that asked, recorded in the same step. Null when a wake came meanwhile. */
-  private async park(lease: Lease, run: Run, settled: ParkResult, turn: { entries: LogEntry[]; events: EventDraft[] } = { entries: [], events: [] }): Promise<AdvanceOutcome | null> {
+  private async park(lease: Lease, run: Run, settled: Parking, turn: { entries: LogEntry[]; events: EventDraft[] } = { entries: [], events: [] }): Promise<AdvanceOutcome | null> {
     const records = settled.record ? [...turn.entries, settled.record] : turn.entries;
     const parked = await this.resources.store.runs.park(lease, settled.waitReason, settled.interactionId, settled.open, records, turn.events);
     switch (parked.status) {

@@ -16,7 +16,8 @@ export type SettleResult =
   | { status: 'lost' }
   | { status: 'cancelled' };
 
-export type ParkResult = Extract<SettleResult, { status: 'park' }>;
+/** A settle that parks the run (on a question, an approval, a checkpoint or a sub-agent). */
+export type Parking = Extract<SettleResult, { status: 'park' }>;
 
 /** What the dispatcher knows of the run it settles. */
 export interface RunView {

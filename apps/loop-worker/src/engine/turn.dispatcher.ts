@@ -36,7 +36,7 @@ import {
 } from '@parley/tools';
 import { childResultOf, type Conversation, type OpenCall } from './conversation';
 import type { EngineResources } from './engine.resources';
-import { toolsOffered, type ParkResult, type RunView, type SettleResult } from './run.view';
+import { toolsOffered, type Parking, type RunView, type SettleResult } from './run.view';
 import { StageExit } from './stage.exit.handler';
 
 type Question = LogEntryOf<'question'>;
@@ -245,7 +245,7 @@ export class TurnDispatcher {
    * The park on the question a new human-tool call asks, or the result the call gets instead (the
    * question budget is spent, or the arguments are wrong).
    */
-  private newQuestion(lease: Lease, agent: AgentDefinition, conversation: Conversation, call: ToolCall): ParkResult | { status: 'result'; result: ToolResult } {
+  private newQuestion(lease: Lease, agent: AgentDefinition, conversation: Conversation, call: ToolCall): Parking | { status: 'result'; result: ToolResult } {
     const max = agent.limits.max_ask_user_per_loop;
     if (conversation.questionsAsked >= max) {
       return { status: 'result', result: budgetExhaustedResult(max) };
@@ -262,7 +262,7 @@ export class TurnDispatcher {
    * A model turn that is just one new question (one human-tool call the run is offered): the park on
    * it, to be made in one step with the turn's own append; null when the turn needs settling first.
    */
-  questionOf(lease: Lease, view: RunView, calls: ToolCall[]): ParkResult | null {
+  questionOf(lease: Lease, view: RunView, calls: ToolCall[]): Parking | null {
     const [call] = calls;
     if (calls.length !== 1 || !isHumanTool(call.name) || !toolsOffered(view).includes(call.name)) {
       return null;
@@ -275,7 +275,7 @@ export class TurnDispatcher {
     return { type: 'question', toolUseId: call.toolUseId, effectId: call.effectId, interactionId: randomUUID(), prompt, at: new Date().toISOString() };
   }
 
-  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason, record?: Question): ParkResult {
+  private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason, record?: Question): Parking {
     return this.askAndPark(lease, agent, { interactionId: question.interactionId, waitReason, prompt: question.prompt, at: question.at }, record);
   }
 
@@ -289,7 +289,7 @@ export class TurnDispatcher {
     agent: AgentDefinition,
     asked: { interactionId: string; waitReason: WaitReason; prompt: Prompt; at: string; checkpoint?: CheckpointRef },
     record?: Question | LogEntryOf<'checkpoint'>,
-  ): ParkResult {
+  ): Parking {
     const open: InteractionRequest = {
       tenant: lease.tenant,
       runId: lease.runId,
