@@ -88,19 +88,19 @@ export class RunControl {
    * (the sweeper). False when a sub-agent kept changing under the stop: the run stays filed.
    */
   async finishCascade(tenant: string, runId: string): Promise<boolean> {
-    const settled = await this.stopChildren(tenant, runId, { kind: 'system' });
-    if (settled) {
-      // Also when its children set expired with the run meanwhile.
+    const stopped = await this.stopChildren(tenant, runId, { kind: 'system' });
+    if (stopped === 'none') {
+      // Its children set expired with the run meanwhile.
       await this.store.cascades.done(tenant, runId);
     }
-    return settled;
+    return stopped !== 'unsettled';
   }
 
-  private async stopChildren(tenant: string, runId: string, by: Actor): Promise<boolean> {
+  /** `none`: the run has no sub-agents (and so was not filed); `settled`: all stopped, filed off. */
+  private async stopChildren(tenant: string, runId: string, by: Actor): Promise<'none' | 'settled' | 'unsettled'> {
     const children = await this.store.runs.children(tenant, runId);
     if (children.length === 0) {
-      // Only a run with sub-agents is filed.
-      return true;
+      return 'none';
     }
     let settled = true;
     for (const child of children) {
@@ -110,10 +110,11 @@ export class RunControl {
       }
     }
     // A child that kept changing under the stop leaves the run filed, for the sweeper's next pass.
-    if (settled) {
-      await this.store.cascades.done(tenant, runId);
+    if (!settled) {
+      return 'unsettled';
     }
-    return settled;
+    await this.store.cascades.done(tenant, runId);
+    return 'settled';
   }
 
   private targetOf(run: Run): { tenant: string; runId: string; owner: string; parentRunId?: string } {

@@ -21,7 +21,7 @@ export type AcquireResult =
   | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] }
   | { status: 'busy'; retryInMs: number }
   | { status: 'idle'; runStatus: string; parentRunId?: string };
-/** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty). */
+/** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty, or nothing was appended). */
 export type AppendResult = { status: 'ok'; length: number; previousSha1: string | null } | { status: 'lost' } | { status: 'cancelled' };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };

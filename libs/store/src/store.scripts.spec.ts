@@ -197,7 +197,10 @@ describe('create and acquire', () => {
     const first = await store.runs.acquire(TENANT, run.runId, '', 'token-a', '', 0);
     expect(first).toMatchObject({ status: 'acquired', logLines: log });
     await waitForTakeover(store, run, 'token-b');
-    await store.runs.append({ tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' }, { type: 'task', text: 'more', at: new Date().toISOString() });
+    const holder = { tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' };
+    expect(await store.runs.append(holder, { type: 'task', text: 'more', at: new Date().toISOString() })).toMatchObject({ status: 'ok', previousSha1: sha1(log.at(-1)!) });
+    // Events alone (streamed deltas) append no entry: no digest is computed for them.
+    expect(await store.runs.append(holder, null, [{ type: 'message.delta', data: { text: 'Hel' } }])).toEqual({ status: 'ok', length: log.length + 1, previousSha1: null });
     await store.runs.release({ tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' });
     const tail = await store.runs.acquire(TENANT, run.runId, '', 'token-c', '', log.length - 1);
     expect(tail).toMatchObject({ status: 'acquired', logLines: [log.at(-1), expect.stringContaining('"text":"more"')] });

@@ -3,7 +3,8 @@
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run log
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] lease length (ms)  ARGV[10] stage to enter ('' = none)
 -- ARGV[11] number of entries N  ARGV[12 .. 11+N] entry JSON  ARGV[12+N ..] pairs of event type, event data JSON
--- Result: {'ok', log length, SHA-1 (hex) of the entry before the appended ones, nil when none}
+-- Result: {'ok', log length, SHA-1 (hex) of the entry before the appended ones, nil when none or
+--   when no entry was appended}
 --   | {'lost'} (another advancer holds the run) | {'cancelled'} (a stop was asked)
 local blocked = blockedStep(KEYS[4], ARGV[8])
 if blocked then
@@ -11,8 +12,9 @@ if blocked then
 end
 redis.call('HSET', KEYS[4], 'leaseUntil', NOW_MS + tonumber(ARGV[9]))
 local length = redis.call('LLEN', KEYS[5])
-local previous = length > 0 and redis.sha1hex(redis.call('LINDEX', KEYS[5], length - 1))
 local entries = tonumber(ARGV[11])
+-- Only an append of entries needs it (events alone, e.g. streamed deltas, come every few ms).
+local previous = entries > 0 and length > 0 and redis.sha1hex(redis.call('LINDEX', KEYS[5], length - 1))
 for i = 12, 11 + entries do
   length = redis.call('RPUSH', KEYS[5], ARGV[i])
 end
