@@ -14,7 +14,10 @@ import { pool, summarize, type Latency } from '../support/stats';
 export const SEQ_RUNS = QUICK ? 2 : 20;
 export const SEQ_QUESTIONS = QUICK ? 10 : 50;
 export const CONC_RUNS = QUICK ? 40 : 200;
-export const CONC_QUESTIONS = 5;
+/** Enough questions per run that the cycles, not starting and finishing runs, are what is timed. */
+export const CONC_QUESTIONS = 20;
+/** Short runs: a start and a finish every few cycles (the shape of the figures before 2026-11-30). */
+export const SHORT_QUESTIONS = 5;
 export const CONCURRENCY = 50;
 
 export interface ThroughputFigures {
@@ -30,7 +33,7 @@ export interface ThroughputFigures {
 
 export interface CycleResults {
   latency: { runs: number; questionsPerRun: number; parleyResume: Latency; parleyCycle: Latency; absorbed: number; bull: Latency; miniResume: Latency };
-  throughput: { runs: number; questionsPerRun: number; concurrency: number; oneWorker: ThroughputFigures; twoWorkers: ThroughputFigures; mini: ThroughputFigures };
+  throughput: { runs: number; questionsPerRun: number; concurrency: number; oneWorker: ThroughputFigures; twoWorkers: ThroughputFigures; mini: ThroughputFigures; shortRuns: ThroughputFigures & { questionsPerRun: number } };
   bullCosts: PerCycleCosts;
 }
 
@@ -67,13 +70,13 @@ async function sequential(h: Harness): Promise<{ resume: Latency; cycle: Latency
   }
 }
 
-/** 2. CONC_RUNS runs at once, each asking CONC_QUESTIONS questions; one client answers all. */
-async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined): Promise<ThroughputFigures> {
+/** 2. CONC_RUNS runs of `agent` at once, each asking `questions` questions; one client answers all. */
+async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined, agent = 'qconc', questions = CONC_QUESTIONS): Promise<ThroughputFigures> {
   const client = await connectClient(h.gateway(1).url, h.token(), AutoAnswerer.TYPES);
   const answerer = new AutoAnswerer(client);
   try {
     const warm: string[] = [];
-    await pool(Array.from({ length: 20 }), 20, async () => void warm.push(await h.startRun(1, 'qconc')));
+    await pool(Array.from({ length: 20 }), 20, async () => void warm.push(await h.startRun(1, agent)));
     await answerer.waitFinished(warm);
     answerer.reset();
 
@@ -84,7 +87,7 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
     const window = await CostWindow.open(admin, pidsOf(h, redisPid));
     const t0 = performance.now();
     const ids: string[] = [];
-    await pool(Array.from({ length: CONC_RUNS }), 20, async () => void ids.push(await h.startRun(1, 'qconc')));
+    await pool(Array.from({ length: CONC_RUNS }), 20, async () => void ids.push(await h.startRun(1, agent)));
     await answerer.waitFinished(ids);
     const ms = performance.now() - t0;
     const costs = await window.close();
@@ -92,7 +95,7 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
     const events = Number(await admin.get(seqKey)) - seq0;
     const timerJobs = (await admin.zcard(delayedKey)) - timers0;
 
-    const cycles = CONC_RUNS * CONC_QUESTIONS;
+    const cycles = CONC_RUNS * questions;
     expect(answerer.ackErrors).toEqual([]);
     expect(answerer.answered).toBe(cycles);
     expect(ids.every((id) => answerer.finished.get(id) === 'finished')).toBe(true);
@@ -112,18 +115,26 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
   }
 }
 
-const AGENTS = [questionerAgent('qmany', SEQ_QUESTIONS), questionerAgent('qfew', 5), questionerAgent('qconc', CONC_QUESTIONS)];
+const AGENTS = [
+  questionerAgent('qmany', SEQ_QUESTIONS),
+  questionerAgent('qfew', 5),
+  questionerAgent('qconc', CONC_QUESTIONS),
+  questionerAgent('qshort', SHORT_QUESTIONS),
+];
 
 export async function runCycles(redisUrl: string, redisPid: number | undefined, admin: Redis): Promise<CycleResults> {
   // One gateway, one interaction-service, and 1 (then 2) loop-worker processes; the answering client is this process.
   let h = await startHarness(redisUrl, { name: 'bench-1w', workers: 1, agents: AGENTS });
   let seq: Awaited<ReturnType<typeof sequential>>;
   let oneWorker: ThroughputFigures;
+  let shortRuns: ThroughputFigures;
   try {
     seq = await h.diagnose(() => sequential(h));
     say(`1. parley answer → resume p50 ${seq.resume.p50.toFixed(2)} ms p99 ${seq.resume.p99.toFixed(2)} ms (${seq.resume.count} samples)`);
     oneWorker = await h.diagnose(() => concurrent(h, admin, redisPid));
     say(`2. parley, 1 worker process: ${oneWorker.perSec.toFixed(0)} cycles/s`);
+    shortRuns = await h.diagnose(() => concurrent(h, admin, redisPid, 'qshort', SHORT_QUESTIONS));
+    say(`2. parley, 1 worker process, ${SHORT_QUESTIONS} questions per run: ${shortRuns.perSec.toFixed(0)} cycles/s`);
   } finally {
     await h.close();
   }
@@ -190,7 +201,15 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
       bull: bullLatency,
       miniResume: miniSeq,
     },
-    throughput: { runs: CONC_RUNS, questionsPerRun: CONC_QUESTIONS, concurrency: CONCURRENCY, oneWorker, twoWorkers, mini: miniConc },
+    throughput: {
+      runs: CONC_RUNS,
+      questionsPerRun: CONC_QUESTIONS,
+      concurrency: CONCURRENCY,
+      oneWorker,
+      twoWorkers,
+      mini: miniConc,
+      shortRuns: { ...shortRuns, questionsPerRun: SHORT_QUESTIONS },
+    },
     bullCosts,
   };
 }

@@ -11,7 +11,7 @@ import { CommandWindow } from '../support/meter';
 import { AutoAnswerer, writerAgent, type BenchAgent } from '../support/parley';
 import type { ApprovalResults, CommandFigures, CommandLineResults, GrantResults } from '../support/report';
 import { percentile, pool, summarize } from '../support/stats';
-import { CONCURRENCY, CONC_QUESTIONS, CONC_RUNS, SEQ_QUESTIONS, SEQ_RUNS } from './cycles';
+import { CONCURRENCY, CONC_RUNS, SEQ_QUESTIONS, SEQ_RUNS, SHORT_QUESTIONS } from './cycles';
 import { QUICK, BENCH_LIMITS_OFF } from '../support/env';
 
 /** Calls covered by the run grant after the one approved call. */
@@ -65,8 +65,8 @@ async function withStack<T>(redisUrl: string, agents: BenchAgent[], body: (stack
 }
 
 export async function runApprovals(redisUrl: string): Promise<ApprovalResults> {
-  const cycles = CONC_RUNS * CONC_QUESTIONS;
-  const approvals = await withStack(redisUrl, [writerAgent('wconc', CONC_QUESTIONS)], async (stack) => {
+  const cycles = CONC_RUNS * SHORT_QUESTIONS;
+  const approvals = await withStack(redisUrl, [writerAgent('wconc', SHORT_QUESTIONS)], async (stack) => {
     const client = await stack.connect();
     const answerer = new AutoAnswerer(client, { approval: { decision: 'allow_once' } });
     await client.subscribe({});
@@ -89,7 +89,7 @@ export async function runApprovals(redisUrl: string): Promise<ApprovalResults> {
       expect(answerer.approvals).toBe(cycles);
       expect(ids.every((id) => answerer.finished.get(id) === 'finished')).toBe(true);
       const audit = await auditOf(stack, ids[0]);
-      expect(audit).toHaveLength(CONC_QUESTIONS);
+      expect(audit).toHaveLength(SHORT_QUESTIONS);
       expect(audit.every((entry) => entry.basis === 'person' && entry.decision === 'allow_once')).toBe(true);
       return {
         cycles,
@@ -104,7 +104,7 @@ export async function runApprovals(redisUrl: string): Promise<ApprovalResults> {
     }
   });
   say(`parley ${approvals.perSec.toFixed(1)} approve → resume cycles/s (${approvals.cycles} cycles in ${(approvals.ms / 1000).toFixed(2)} s), ${approvals.commands.local.toFixed(1)} commands sent per cycle`);
-  return { runs: CONC_RUNS, callsPerRun: CONC_QUESTIONS, concurrency: CONCURRENCY, ...approvals };
+  return { runs: CONC_RUNS, callsPerRun: SHORT_QUESTIONS, concurrency: CONCURRENCY, ...approvals };
 }
 
 export async function runGrants(redisUrl: string): Promise<GrantResults> {

@@ -236,7 +236,8 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('');
     out.push(`${t.runs} runs started at once (HTTP, 20 requests in flight), each asking ${t.questionsPerRun} questions; worker concurrency ${t.concurrency}`);
     out.push('per process; the bench\'s one socket.io client answers every question as it opens. The clock runs from the first');
-    out.push('start to the last `run.finished`, so starting and finishing the runs is included. Baseline: the minimal');
+    out.push(`start to the last \`run.finished\`, so starting and finishing the runs is included, spread over ${t.questionsPerRun} cycles each`);
+    out.push(`(the short-run row: over ${t.shortRuns.questionsPerRun}, the shape of the figures before 2026-11-30). Baseline: the minimal`);
     out.push('park/resume (`bench/support/baseline.ts`: raw BullMQ, one Lua script that flips a hash and XADDs the question to');
     out.push('a stream, an answerer that XREADs the stream, flips the hash back and re-adds the job), same concurrency and');
     out.push(`shape, in the bench process.`);
@@ -245,6 +246,7 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('|---|---|---|---|---|---|');
     out.push(throughputRow('Parley, 1 loop-worker process', t.oneWorker));
     out.push(throughputRow('Parley, 2 loop-worker processes', t.twoWorkers));
+    out.push(throughputRow(`Parley, 1 loop-worker process, short runs (${t.shortRuns.questionsPerRun} questions each)`, t.shortRuns));
     out.push(throughputRow('Baseline: minimal park/resume', t.mini));
     out.push('');
   }

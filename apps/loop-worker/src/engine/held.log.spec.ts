@@ -211,4 +211,30 @@ describe('RecentLogs', () => {
     bySize.of('acme', runIds[2]);
     expect(bySize.size).toBe(1);
   });
+
+  it('keeps its weight as logs grow, start afresh and are forgotten, and a forgotten log still in use no longer counts', async () => {
+    const entryBytes = said('0').length;
+    const recent = new RecentLogs(store, 2, 1000);
+    const forgotten = recent.of('acme', runIds[0]);
+    await forgotten.read();
+    const kept = recent.of('acme', runIds[1]);
+    await kept.read();
+    expect(recent.bytes).toBe(3 * entryBytes);
+
+    await recent.of('acme', runIds[2]).read();
+    expect(recent.bytes).toBe(5 * entryBytes);
+    // The step that holds the forgotten log goes on with it: what it reads is its own.
+    await redis.rpush(store.ctx.keys.runLog('acme', runIds[0]), said('1'));
+    await forgotten.read();
+    expect(forgotten.bytes).toBe(2 * entryBytes);
+    expect(recent.bytes).toBe(5 * entryBytes);
+
+    // A log that lost its last entries is dropped and read whole again.
+    const log = store.ctx.keys.runLog('acme', runIds[1]);
+    await redis.del(log);
+    await redis.rpush(log, said('x'));
+    await kept.read();
+    expect(kept.bytes).toBe(entryBytes);
+    expect(recent.bytes).toBe(4 * entryBytes);
+  });
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { LogEntry } from '@parley/contracts';
-import type { ParleyStore } from '@parley/store';
+import type { EventDraft, LogEntry } from '@parley/contracts';
+import type { AppendResult, Lease, ParleyStore } from '@parley/store';
 
 /**
  * A run's log as this worker last read it, read a little at a time: a log only grows, so a read
@@ -13,6 +13,11 @@ import type { ParleyStore } from '@parley/store';
  * lease acquire reads the log in its own step ({@link absorb}), and an append onto a log held whole
  * up to that append is the log as it then stood ({@link appended}).
  */
+/** What the held logs of one worker weigh together, kept as they grow and go (no sum over them per step). */
+export interface LogWeight {
+  bytes: number;
+}
+
 export class HeldLog {
   private entries: LogEntry[] = [];
   private lastLine: string | null = null;
@@ -24,11 +29,23 @@ export class HeldLog {
     private readonly store: ParleyStore,
     private readonly tenant: string,
     private readonly runId: string,
+    private weight: LogWeight = { bytes: 0 },
   ) {}
 
   /** The log's size as stored (JSON characters): what keeping it costs, about. */
   get bytes(): number {
     return this.lineBytes;
+  }
+
+  /** No longer counted with the others (forgotten by them; a step may still be using it). */
+  leave(): void {
+    this.weight.bytes -= this.lineBytes;
+    this.weight = { bytes: this.lineBytes };
+  }
+
+  /** Others wrote to the log since this step's last append (a wake came): the next read reads. */
+  stale(): void {
+    this.current = false;
   }
 
   /** Where a read starts: the last entry held, again, to check it is still there as it was. */
@@ -78,6 +95,7 @@ export class HeldLog {
     if (known > 0 && lines[0] !== this.lastLine) {
       this.entries = [];
       this.lastLine = null;
+      this.weight.bytes -= this.lineBytes;
       this.lineBytes = 0;
       this.current = false;
       return false;
@@ -85,6 +103,7 @@ export class HeldLog {
     for (const line of known > 0 ? lines.slice(1) : lines) {
       this.entries.push(JSON.parse(line) as LogEntry);
       this.lineBytes += line.length;
+      this.weight.bytes += line.length;
     }
     this.lastLine = lines.length > 0 ? lines[lines.length - 1] : this.lastLine;
     return true;
@@ -98,6 +117,7 @@ export class HeldLog {
  */
 export class RecentLogs {
   private readonly logs = new Map<string, HeldLog>();
+  private readonly weight: LogWeight = { bytes: 0 };
 
   constructor(
     private readonly store: ParleyStore,
@@ -110,24 +130,42 @@ export class RecentLogs {
     return this.logs.get(`${tenant}/${runId}`)?.readFrom ?? 0;
   }
 
+  /** A wake came for the run (an answer, a message, a child's end): what it wrote is read next, not taken as held. */
+  woken(tenant: string, runId: string): void {
+    this.logs.get(`${tenant}/${runId}`)?.stale();
+  }
+
+  /** Appends to a run's log through the store (as `runs.append`); the log held here takes what this step appended. */
+  async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = ''): Promise<AppendResult> {
+    const appended = await this.store.runs.append(lease, entry, events, enterStage);
+    const entries = entry === null ? [] : Array.isArray(entry) ? entry : [entry];
+    if (appended.status === 'ok' && entries.length > 0) {
+      this.logs.get(`${lease.tenant}/${lease.runId}`)?.appended(entries, appended.length, appended.previousSha1);
+    }
+    return appended;
+  }
+
   of(tenant: string, runId: string): HeldLog {
     const key = `${tenant}/${runId}`;
-    const log = this.logs.get(key) ?? new HeldLog(this.store, tenant, runId);
+    const log = this.logs.get(key) ?? new HeldLog(this.store, tenant, runId, this.weight);
     this.logs.delete(key);
     this.logs.set(key, log);
-    let bytes = 0;
-    this.logs.forEach((held) => (bytes += held.bytes));
     for (const [oldest, held] of this.logs) {
-      if (oldest === key || (this.logs.size <= this.maxRuns && bytes <= this.maxBytes)) {
+      if (oldest === key || (this.logs.size <= this.maxRuns && this.weight.bytes <= this.maxBytes)) {
         break;
       }
       this.logs.delete(oldest);
-      bytes -= held.bytes;
+      held.leave();
     }
     return log;
   }
 
   get size(): number {
     return this.logs.size;
+  }
+
+  /** What the logs held here weigh together (JSON characters). */
+  get bytes(): number {
+    return this.weight.bytes;
   }
 }

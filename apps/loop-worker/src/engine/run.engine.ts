@@ -172,7 +172,7 @@ export class RunEngine {
       if (conversation.iterations >= agent.limits.max_iterations) {
         return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
       }
-      const stepped = await this.callModel(lease, log, view, signal, shutdown);
+      const stepped = await this.callModel(lease, view, signal, shutdown);
       if (stepped) {
         return stepped;
       }
@@ -180,7 +180,7 @@ export class RunEngine {
   }
 
   /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
-  private async callModel(lease: Lease, log: HeldLog, view: RunView, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
+  private async callModel(lease: Lease, view: RunView, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
     const { store } = this.resources;
     const { run, agent, stage, conversation } = view;
     const deltas = new DeltaEmitter(store.runs, lease);
@@ -224,10 +224,9 @@ export class RunEngine {
       // A turn that only asks: the turn, its question and the park are one step.
       return this.park(lease, run, question, { entries: [entry], events });
     }
-    const appended = await store.runs.append(lease, entry, events);
+    const appended = await this.resources.logs.append(lease, entry, events);
     switch (appended.status) {
       case 'ok':
-        log.appended([entry], appended.length, appended.previousSha1);
         return null;
       case 'lost':
         return { status: 'lost' };
@@ -266,6 +265,8 @@ export class RunEngine {
         }
         return { status: 'parked', interactionId: settled.interactionId };
       case 'continue':
+        // The wake may carry a log entry (an answer) written after this step's last append.
+        this.resources.logs.woken(lease.tenant, lease.runId);
         return null;
       case 'lost':
         return { status: 'lost' };
@@ -278,7 +279,7 @@ export class RunEngine {
   private nudge(lease: Lease, stage: Stage, iteration: number): Promise<AppendResult> {
     const how = stage.transitions.length > 0 ? `call complete_stage (next: ${stage.transitions.join(' or ')})` : 'call finish';
     const messageId = `nudge-${iteration}`;
-    return this.resources.store.runs.append(
+    return this.resources.logs.append(
       lease,
       { type: 'user_message', messageId, text: `To move on from stage ${stage.name}, ${how}.`, by: { kind: 'system' }, at: new Date().toISOString() },
       [{ type: 'message.injected', data: { messageIds: [messageId] } }],

@@ -109,13 +109,13 @@ export class StageExit {
     const at = now();
     const approvedBy = notes.length > 0 ? { notes } : {};
     if (destination.kind === 'finish') {
-      const appended = await this.resources.store.runs.append(lease, this.resultEntry(call, okResult({ ...approvedBy }), at), [this.resultEvent(call, okResult({ ...approvedBy })), ...events]);
+      const appended = await this.resources.logs.append(lease, this.resultEntry(call, okResult({ ...approvedBy }), at), [this.resultEvent(call, okResult({ ...approvedBy })), ...events]);
       return appended.status === 'ok' ? { status: 'end', ending: { status: 'finished', reason: 'finish', summary: destination.summary } } : this.hooks.interrupted(appended);
     }
     const next = destination.to;
     const result = okResult({ stage: destination.name, ...approvedBy, ...(next?.prompt ? { instructions: next.prompt } : {}) });
     const from = view.stage?.name ?? null;
-    const appended = await this.resources.store.runs.append(
+    const appended = await this.resources.logs.append(
       lease,
       [this.resultEntry(call, result, at), { type: 'stage', from, to: destination.name, at }],
       [this.resultEvent(call, result), ...events, { type: 'stage.entered', data: { stage: destination.name, from } }],
@@ -152,7 +152,7 @@ export class StageExit {
   }
 
   private async append(lease: Lease, entry: LogEntry, events: EventDraft[] = []): Promise<SettleResult> {
-    const appended = await this.resources.store.runs.append(lease, entry, events);
+    const appended = await this.resources.logs.append(lease, entry, events);
     return appended.status === 'ok' ? { status: 'settled' } : this.hooks.interrupted(appended);
   }
 

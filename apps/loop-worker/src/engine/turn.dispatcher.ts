@@ -187,7 +187,7 @@ export class TurnDispatcher {
       ...(child.stages[0] ? { stage: child.stages[0].name } : {}),
     });
     const at = new Date().toISOString();
-    const appended = await this.resources.store.runs.append(lease, { type: 'child', effectId: call.effectId, childRunId, agent: child.name, at }, [
+    const appended = await this.resources.logs.append(lease, { type: 'child', effectId: call.effectId, childRunId, agent: child.name, at }, [
       { type: 'child.started', data: { childRunId, agent: child.name } },
     ]);
     if (appended.status !== 'ok') {
@@ -342,7 +342,7 @@ export class TurnDispatcher {
   record(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval): Promise<AppendResult> {
     const at = new Date().toISOString();
     const { toolUseId, effectId, name } = call;
-    return this.resources.store.runs.append(
+    return this.resources.logs.append(
       lease,
       { type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: result.isError, ...(approval ? { approval } : {}), at },
       [{ type: 'tool.result', data: { toolUseId, effectId, name, isError: result.isError, content: result.content } }],
