@@ -1,4 +1,6 @@
 import type { AnswerBody, ParleyEvent } from '@parley/contracts';
+import { ParleyStore } from '@parley/store';
+import { EventsGateway } from '../../apps/gateway/src/events/events.gateway';
 import { TestStack, type TestClient } from '../support/stack';
 
 describe('the demo agent end to end over socket.io', () => {
@@ -85,6 +87,39 @@ describe('the demo agent end to end over socket.io', () => {
     } finally {
       answerer.close();
       replayer.close();
+    }
+  });
+
+  it('a subscribe sent while an earlier one still replays replaces it: the earlier one stops and is refused, only the later one delivers', async () => {
+    // The earlier tests' runs left events to replay.
+    const both = await stack.connect();
+    try {
+      const [first, second] = await Promise.all([both.subscribe({ since: 0 }), both.subscribe({ since: 0, types: ['run.finished'] })]);
+      expect(first).toMatchObject({ error: { code: 'conflict', message: expect.stringContaining('replaced by a later subscribe') } });
+      expect(second).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(both.events.length).toBeGreaterThan(0);
+      expect(both.events.every((e) => e.type === 'run.finished')).toBe(true);
+      const seqs = both.events.map((e) => e.seq);
+      expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+    } finally {
+      both.close();
+    }
+  });
+
+  it('a subscribe whose replay fails leaves nothing subscribed (no buffer grows), and a subscribe after it works', async () => {
+    const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
+    const read = jest.spyOn(events, 'readTenant').mockRejectedValueOnce(new Error('Redis went away'));
+    const retried = await stack.connect();
+    try {
+      expect(await retried.subscribe({ since: 0 })).toMatchObject({ error: { code: 'internal' } });
+      const sockets = [...stack.gateway!.get(EventsGateway).namespace.sockets.values()];
+      expect(sockets.filter((socket) => socket.id === retried.socket.id).map((socket) => (socket.data as { subscription?: unknown }).subscription)).toEqual([undefined]);
+
+      expect(await retried.subscribe({ since: 0, types: ['run.finished'] })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(retried.events.length).toBeGreaterThan(0);
+    } finally {
+      read.mockRestore();
+      retried.close();
     }
   });
 });

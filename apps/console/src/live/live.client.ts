@@ -78,6 +78,11 @@ export class LiveClient {
 
   retry(): void {
     this.setStatus({ state: 'connecting' });
+    if (this.socket.connected) {
+      // Connected, but the subscribe was refused (a Redis error at the gateway): ask again.
+      void this.subscribe();
+      return;
+    }
     this.socket.connect();
   }
 

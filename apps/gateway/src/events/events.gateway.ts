@@ -15,6 +15,7 @@ import type { Namespace, Socket } from 'socket.io';
 import {
   AnswerBodySchema,
   AnswerMessageSchema,
+  ConflictError,
   ApprovalsMessageSchema,
   ClaimMessageSchema,
   RunMessageSchema,
@@ -170,8 +171,14 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     }
   }
 
+  /**
+   * Replaces the socket's subscription. Until the replay is over, live events wait in its buffer. A
+   * subscribe that fails, or that a later one replaced before its replay was over, leaves no
+   * subscription of its own behind (nothing buffers for it) and is acked with an error.
+   */
   @SubscribeMessage(SOCKET.subscribe)
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number }>> {
+    let subscription: Subscription | undefined;
     try {
       const message = parseOrThrow(SubscribeMessageSchema, body ?? {}, 'subscribe message');
       const user = data(socket).user;
@@ -180,7 +187,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       }
       const current = await this.store.events.lastSeq(user.tenant);
       this.feed.track(user.tenant, current);
-      const subscription: Subscription = {
+      subscription = {
         ...(message.runId ? { runId: message.runId } : {}),
         ...(user.role === 'member' ? { owner: user.sub } : {}),
         ...(message.types ? { types: new Set(message.types) } : {}),
@@ -191,9 +198,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       await this.replay(socket, user.tenant, subscription);
       const buffered = subscription.buffer ?? [];
       subscription.buffer = null;
-      buffered.forEach((event) => this.deliver(socket, subscription, event));
+      buffered.forEach((event) => this.deliver(socket, subscription!, event));
       return { ok: true, lastSeq: subscription.lastSeq };
     } catch (error) {
+      if (subscription && data(socket).subscription === subscription) {
+        data(socket).subscription = undefined;
+      }
       return toErrorReply(error).body;
     }
   }
@@ -256,6 +266,9 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const page = subscription.runId
         ? await this.store.events.readRun(tenant, subscription.runId, subscription.lastSeq, REPLAY_PAGE)
         : await this.store.events.readTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
+      if (data(socket).subscription !== subscription) {
+        throw new ConflictError('replaced by a later subscribe on this socket before its replay was over');
+      }
       for (const event of page) {
         if (matches(subscription, event)) {
           socket.emit(SOCKET.event, event);
