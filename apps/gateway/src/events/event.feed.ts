@@ -5,17 +5,32 @@ import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parl
 
 type Listener = (event: ParleyEvent) => void;
 
+interface TenantFeed {
+  lastSeq: number;
+  /** The tenant's steps, one at a time. */
+  chain: Promise<void>;
+  /** A catch-up scheduled after a step failed (a read from Redis), and how many failed in a row. */
+  retry?: NodeJS.Timeout;
+  failures: number;
+}
+
+/** A failed catch-up is tried again after this, doubled per failure in a row, up to RETRY_MAX_MS. */
+const RETRY_MS = 250;
+const RETRY_MAX_MS = 10_000;
+
 /**
- * Live events of every tenant, in order and without gaps. Redis pub/sub carries them; pub/sub may
- * drop messages while this gateway is disconnected, so a gap in a tenant's sequence numbers (or a
- * reconnect) is filled from the tenant's stream before anything newer is handed on.
+ * Live events of the tenants this gateway's sockets subscribed to, in order and without gaps. Redis
+ * pub/sub carries them (every tenant's, on one channel); pub/sub may drop messages while this
+ * gateway is disconnected, so a gap in a tenant's sequence numbers (or a reconnect) is filled from
+ * the tenant's stream before anything newer is handed on. A fill that fails is tried again.
  */
 @Injectable()
 export class EventFeed implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(EventFeed.name);
   private readonly subscriber: RedisClient;
   private readonly listeners = new Set<Listener>();
-  private readonly tenants = new Map<string, { lastSeq: number; chain: Promise<void> }>();
+  private readonly published = new Set<Listener>();
+  private readonly tenants = new Map<string, TenantFeed>();
   private connectedOnce = false;
 
   constructor(
@@ -38,21 +53,52 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.listeners.clear();
+    this.published.clear();
+    this.tenants.forEach((state) => clearTimeout(state.retry));
     await settlesWithin(this.subscriber.quit(), CLOSE_BOUND_MS);
     // After a QUIT that failed or hangs (and a no-op after one that went through).
     this.subscriber.disconnect();
   }
 
+  /** Events of the tracked tenants, in order, without gaps, each once. */
   onEvent(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
+  /** Every tenant's events as published, in order, but with no gap filled (a disconnect loses some). */
+  onPublished(listener: Listener): () => void {
+    this.published.add(listener);
+    return () => this.published.delete(listener);
+  }
+
   /** Starts tracking a tenant from `seq` (its current last sequence number) if not tracked yet. */
   track(tenant: string, seq: number): void {
     if (!this.tenants.has(tenant)) {
-      this.tenants.set(tenant, { lastSeq: seq, chain: Promise.resolve() });
+      this.tenants.set(tenant, { lastSeq: seq, chain: Promise.resolve(), failures: 0 });
     }
+  }
+
+  /**
+   * No socket here wants the tenant's events any more: it stops being tracked once its queued steps
+   * are done, unless `unwanted` says otherwise by then (a socket of the tenant came meanwhile).
+   */
+  untrack(tenant: string, unwanted: () => boolean): void {
+    const state = this.tenants.get(tenant);
+    if (!state) {
+      return;
+    }
+    this.enqueue(tenant, () => {
+      if (unwanted() && this.tenants.get(tenant) === state) {
+        clearTimeout(state.retry);
+        this.tenants.delete(tenant);
+      }
+    });
+  }
+
+  /** How many tenants are tracked. */
+  get tracked(): number {
+    return this.tenants.size;
   }
 
   private onMessage(message: string): void {
@@ -63,7 +109,8 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
       this.logger.warn('ignored a malformed event message');
       return;
     }
-    this.track(event.tenant, event.seq - 1);
+    this.published.forEach((listener) => listener(event));
+    // Tenants no socket here subscribed to are not followed: a later subscribe replays from the stream.
     this.enqueue(event.tenant, async (state) => {
       if (event.seq > state.lastSeq + 1) {
         await this.fill(event.tenant, state, event.seq - 1);
@@ -78,7 +125,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private async fill(tenant: string, state: { lastSeq: number }, upTo: number): Promise<void> {
+  private async fill(tenant: string, state: TenantFeed, upTo: number): Promise<void> {
     for (;;) {
       const missed = await this.store.events.readTenant(tenant, state.lastSeq, 500);
       const wanted = missed.filter((e) => e.seq <= upTo);
@@ -89,7 +136,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private deliver(state: { lastSeq: number }, event: ParleyEvent): void {
+  private deliver(state: TenantFeed, event: ParleyEvent): void {
     if (event.seq <= state.lastSeq) {
       return;
     }
@@ -99,14 +146,37 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Per tenant, one step at a time, so a slow gap fill never lets a newer event overtake it. */
-  private enqueue(tenant: string, step: (state: { lastSeq: number }) => Promise<void> | void): void {
+  /**
+   * Per tenant, one step at a time, so a slow gap fill never lets a newer event overtake it. A step
+   * that fails (a read of the stream) leaves events undelivered, the one that revealed the gap
+   * included: a catch-up to the stream's end is scheduled, with a growing pause while failures go on.
+   */
+  private enqueue(tenant: string, step: (state: TenantFeed) => Promise<void> | void): void {
     const state = this.tenants.get(tenant);
     if (!state) {
       return;
     }
     state.chain = state.chain
       .then(() => step(state))
-      .catch((error: unknown) => this.logger.error(`event feed for ${tenant}: ${(error as Error).message}`));
+      .then(
+        () => void (state.failures = 0),
+        (error: unknown) => {
+          state.failures++;
+          this.logger.error(`event feed for ${tenant} (failure ${state.failures} in a row, caught up again later): ${(error as Error).message}`);
+          this.catchUpLater(tenant, state);
+        },
+      );
+  }
+
+  private catchUpLater(tenant: string, state: TenantFeed): void {
+    if (state.retry) {
+      return;
+    }
+    const delay = Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** (state.failures - 1));
+    state.retry = setTimeout(() => {
+      state.retry = undefined;
+      this.enqueue(tenant, (current) => this.fill(tenant, current, Number.MAX_SAFE_INTEGER));
+    }, delay);
+    state.retry.unref();
   }
 }

@@ -138,6 +138,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     }
     if (set?.size === 0) {
       this.sockets.delete(tenant);
+      this.feed.untrack(tenant, () => !this.sockets.has(tenant));
     }
     void this.releaseSlot(socket);
   }

@@ -29,7 +29,7 @@ const resolved = (seq: number, id: string): ParleyEvent => ({
 describe('OpenInteractionCache', () => {
   function cacheFed(): { cache: OpenInteractionCache; feed: (event: ParleyEvent) => void } {
     const listeners: Array<(event: ParleyEvent) => void> = [];
-    const feed = { onEvent: (listener: (event: ParleyEvent) => void) => (listeners.push(listener), () => listeners.splice(listeners.indexOf(listener), 1)) };
+    const feed = { onPublished: (listener: (event: ParleyEvent) => void) => (listeners.push(listener), () => listeners.splice(listeners.indexOf(listener), 1)) };
     const cache = new OpenInteractionCache(feed as unknown as EventFeed);
     return { cache, feed: (event) => listeners.forEach((l) => l(event)) };
   }

@@ -9,7 +9,7 @@ export const OPEN_INTERACTION_CACHE_SIZE = 10_000;
  * Open interactions as `interaction.opened` announced them, so that an answer skips reading the
  * interaction back from Redis. Only what never changes is taken from here (run, owner, prompt,
  * deadline): whether it is still open or claimed is decided by the resolve step itself, which
- * answers a conflict or a claim as a read would have. Every gateway sees every event, so the
+ * answers a conflict or a claim as a read would have. Every gateway sees every published event, so the
  * gateway a client learned of a question from holds it when the client answers.
  */
 @Injectable()
@@ -18,7 +18,9 @@ export class OpenInteractionCache implements OnModuleDestroy {
   private readonly unsubscribe: () => void;
 
   constructor(feed: EventFeed) {
-    this.unsubscribe = feed.onEvent((event) => this.observe(event));
+    // Every tenant's, sockets here or not (an approval is often answered over HTTP); a missed event
+    // leaves at worst a stale entry, which the resolve step corrects.
+    this.unsubscribe = feed.onPublished((event) => this.observe(event));
   }
 
   onModuleDestroy(): void {

@@ -1,0 +1,70 @@
+import type { Redis } from 'ioredis';
+import { ParleyStore } from '@parley/store';
+import { EventFeed } from '../../apps/gateway/src/events/event.feed';
+import { askerAgent } from '../support/agents';
+import { TestStack, writeAgents } from '../support/stack';
+import { waitFor } from '../support/wait-for';
+
+/** The gateway's feed of live events, and its pub/sub connection (to drop messages on purpose). */
+function feedOf(stack: TestStack): { feed: EventFeed; subscriber: Redis; channel: string; store: ParleyStore } {
+  const feed = stack.gateway!.get(EventFeed);
+  const store = stack.gateway!.get(ParleyStore, { strict: false });
+  return { feed, subscriber: (feed as unknown as { subscriber: Redis }).subscriber, channel: store.ctx.keys.eventsChannel(), store };
+}
+
+describe("the gateway's live event feed", () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent()]) });
+  });
+
+  afterAll(() => stack.close());
+
+  it('fills a gap whose first read failed later on its own, though no further event comes to reveal it', async () => {
+    const { subscriber, channel, store } = feedOf(stack);
+    const client = await stack.connect();
+    try {
+      await client.subscribe({ types: ['message.received'] });
+      const runId = await stack.startRun('asker');
+      await stack.waitForQuestion(runId);
+
+      // A message the gateway misses (its pub/sub subscription is off), then one that reveals the gap,
+      // whose fill fails once.
+      await subscriber.unsubscribe(channel);
+      expect((await stack.http('POST', `/v1/runs/${runId}/messages`, { text: 'missed' })).status).toBe(202);
+      await subscriber.subscribe(channel);
+      const read = jest.spyOn(store.events, 'readTenant').mockRejectedValueOnce(new Error('Redis went away'));
+      try {
+        expect((await stack.http('POST', `/v1/runs/${runId}/messages`, { text: 'reveals the gap' })).status).toBe(202);
+        await waitFor(() => read.mock.calls.length >= 2, { message: 'the fill tried again' });
+      } finally {
+        read.mockRestore();
+      }
+      const received = () => client.events.filter((e) => e.runId === runId && e.type === 'message.received');
+      await waitFor(() => received().length === 2, { message: 'both messages delivered' });
+      const [missed, revealing] = received();
+      expect(missed.seq).toBeLessThan(revealing.seq);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("follows only the tenants this gateway's sockets subscribed to, and stops when their last socket leaves", async () => {
+    const { feed } = feedOf(stack);
+    // The first test's socket has gone: nothing is followed.
+    await waitFor(() => feed.tracked === 0, { message: 'no tenant followed' });
+    const before = 0;
+    // A tenant without sockets here: its events pass on the channel and are not followed.
+    const quiet = stack.token({ tenant: 'quiet', sub: 'q' });
+    const quietRun = await stack.startRun('asker', 'do the thing', quiet);
+    await stack.waitForQuestion(quietRun, 20_000, quiet);
+    expect(feed.tracked).toBe(before);
+
+    const visitor = await stack.connect(stack.token({ tenant: 'visiting', sub: 'v' }));
+    expect(await visitor.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    expect(feed.tracked).toBe(before + 1);
+    visitor.close();
+    await waitFor(() => feed.tracked === before, { message: 'the tenant left behind' });
+  });
+});
