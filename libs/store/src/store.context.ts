@@ -24,9 +24,12 @@ export class StoreContext {
   ) {
     this.keys = new RedisKeys(options.prefix, { cluster: options.cluster });
     this.scripts = new Scripts(redis);
+    // A Redis that came back (a restart from an AOF that lost its last second, a failover) may have
+    // lost a tenant noted just before: note each again, or the sweeper would never visit it.
+    redis.on('ready', () => this.knownTenants.clear());
   }
 
-  /** Records the tenant in the deployment's tenant set, once per process. */
+  /** Records the tenant in the deployment's tenant set, once per process (per connection to Redis). */
   async noteTenant(tenant: string): Promise<void> {
     if (!this.knownTenants.has(tenant)) {
       await this.redis.sadd(this.keys.tenants(), tenant);
