@@ -91,10 +91,11 @@ describe('the demo agent end to end over socket.io', () => {
   });
 
   it('a subscribe sent while an earlier one still replays replaces it: the earlier one stops and is refused, only the later one delivers', async () => {
-    // The earlier tests' runs left events to replay.
+    // The earlier tests' runs left events to replay. The first subscribe has more to check (its run) than the second.
+    const runId = (await stack.http('GET', '/v1/runs?limit=1')).body.runs[0].id as string;
     const both = await stack.connect();
     try {
-      const [first, second] = await Promise.all([both.subscribe({ since: 0 }), both.subscribe({ since: 0, types: ['run.finished'] })]);
+      const [first, second] = await Promise.all([both.subscribe({ runId, since: 0 }), both.subscribe({ since: 0, types: ['run.finished'] })]);
       expect(first).toMatchObject({ error: { code: 'conflict', message: expect.stringContaining('replaced by a later subscribe') } });
       expect(second).toEqual({ ok: true, lastSeq: expect.any(Number) });
       expect(both.events.length).toBeGreaterThan(0);
@@ -108,7 +109,16 @@ describe('the demo agent end to end over socket.io', () => {
 
   it('a subscribe whose replay fails leaves nothing subscribed (no buffer grows), and a subscribe after it works', async () => {
     const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
-    const read = jest.spyOn(events, 'readTenant').mockRejectedValueOnce(new Error('Redis went away'));
+    const readTenant = events.readTenant.bind(events);
+    let failed = false;
+    // Only the replay's first read fails (it reads from 0; the live feed reads from where it is).
+    const read = jest.spyOn(events, 'readTenant').mockImplementation((tenant, since, count) => {
+      if (since === 0 && !failed) {
+        failed = true;
+        return Promise.reject(new Error('Redis went away'));
+      }
+      return readTenant(tenant, since, count);
+    });
     const retried = await stack.connect();
     try {
       expect(await retried.subscribe({ since: 0 })).toMatchObject({ error: { code: 'internal' } });

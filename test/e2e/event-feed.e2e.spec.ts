@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ParleyStore } from '@parley/store';
 import { EventFeed } from '../../apps/gateway/src/events/event.feed';
+import { EventsGateway } from '../../apps/gateway/src/events/events.gateway';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -54,17 +55,40 @@ describe("the gateway's live event feed", () => {
     const { feed } = feedOf(stack);
     // The first test's socket has gone: nothing is followed.
     await waitFor(() => feed.tracked === 0, { message: 'no tenant followed' });
-    const before = 0;
     // A tenant without sockets here: its events pass on the channel and are not followed.
     const quiet = stack.token({ tenant: 'quiet', sub: 'q' });
     const quietRun = await stack.startRun('asker', 'do the thing', quiet);
     await stack.waitForQuestion(quietRun, 20_000, quiet);
-    expect(feed.tracked).toBe(before);
+    expect(feed.tracked).toBe(0);
 
     const visitor = await stack.connect(stack.token({ tenant: 'visiting', sub: 'v' }));
     expect(await visitor.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
-    expect(feed.tracked).toBe(before + 1);
+    expect(feed.tracked).toBe(1);
     visitor.close();
-    await waitFor(() => feed.tracked === before, { message: 'the tenant left behind' });
+    await waitFor(() => feed.tracked === 0, { message: 'the tenant left behind' });
+  });
+
+  it('a socket that leaves while its subscribe is still being done leaves no tenant followed', async () => {
+    const { feed, store } = feedOf(stack);
+    await waitFor(() => feed.tracked === 0, { message: 'no tenant followed' });
+    const leaving = await stack.connect(stack.token({ tenant: 'leaving', sub: 'l' }));
+    const lastSeq = store.events.lastSeq.bind(store.events);
+    const read = jest.spyOn(store.events, 'lastSeq').mockImplementationOnce(async (tenant) => {
+      const id = leaving.socket.id;
+      leaving.close();
+      const sockets = stack.gateway!.get(EventsGateway).namespace.sockets;
+      await waitFor(() => !sockets.has(id!), { message: 'the gateway to see the socket leave' });
+      return lastSeq(tenant);
+    });
+    try {
+      leaving.subscribe({}).catch(() => undefined);
+      await waitFor(() => read.mock.results.length === 1 && read.mock.results[0].type === 'return', { message: 'the subscribe to read the seq' });
+      await read.mock.results[0].value;
+      // The subscribe went on after the socket left: it must not have started following the tenant.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(feed.tracked).toBe(0);
+    } finally {
+      read.mockRestore();
+    }
   });
 });

@@ -32,6 +32,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   private readonly published = new Set<Listener>();
   private readonly tenants = new Map<string, TenantFeed>();
   private connectedOnce = false;
+  private closed = false;
 
   constructor(
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
@@ -52,9 +53,11 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
+    this.closed = true;
     this.listeners.clear();
     this.published.clear();
     this.tenants.forEach((state) => clearTimeout(state.retry));
+    this.tenants.clear();
     await settlesWithin(this.subscriber.quit(), CLOSE_BOUND_MS);
     // After a QUIT that failed or hangs (and a no-op after one that went through).
     this.subscriber.disconnect();
@@ -121,8 +124,13 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
 
   private catchUpAll(): void {
     for (const tenant of this.tenants.keys()) {
-      this.enqueue(tenant, (state) => this.fill(tenant, state, Number.MAX_SAFE_INTEGER));
+      this.catchUp(tenant);
     }
+  }
+
+  /** Delivers what the tenant's stream holds past the last event handed on. */
+  private catchUp(tenant: string): void {
+    this.enqueue(tenant, (state) => this.fill(tenant, state, Number.MAX_SAFE_INTEGER));
   }
 
   private async fill(tenant: string, state: TenantFeed, upTo: number): Promise<void> {
@@ -169,13 +177,13 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   }
 
   private catchUpLater(tenant: string, state: TenantFeed): void {
-    if (state.retry) {
+    if (state.retry || this.closed) {
       return;
     }
     const delay = Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** (state.failures - 1));
     state.retry = setTimeout(() => {
       state.retry = undefined;
-      this.enqueue(tenant, (current) => this.fill(tenant, current, Number.MAX_SAFE_INTEGER));
+      this.catchUp(tenant);
     }, delay);
     state.retry.unref();
   }

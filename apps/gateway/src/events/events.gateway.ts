@@ -52,6 +52,8 @@ interface Subscription {
 interface SocketData {
   user: TokenClaims;
   subscription?: Subscription;
+  /** How many subscribes this socket sent: the latest one wins over any still in progress. */
+  subscribes?: number;
   /** This socket's member in the tenant's connection set ("<gateway>:<socket>"), once it holds a slot. */
   slot?: string;
 }
@@ -174,8 +176,9 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
 
   /**
    * Replaces the socket's subscription. Until the replay is over, live events wait in its buffer. A
-   * subscribe that fails, or that a later one replaced before its replay was over, leaves no
-   * subscription of its own behind (nothing buffers for it) and is acked with an error.
+   * subscribe that a later one overtook, or that fails once it was the socket's subscription, leaves
+   * no subscription of its own behind (nothing buffers for it) and is acked with an error; one whose
+   * message is refused changes nothing.
    */
   @SubscribeMessage(SOCKET.subscribe)
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number }>> {
@@ -183,10 +186,22 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     try {
       const message = parseOrThrow(SubscribeMessageSchema, body ?? {}, 'subscribe message');
       const user = data(socket).user;
+      const ticket = (data(socket).subscribes = (data(socket).subscribes ?? 0) + 1);
+      const overtaken = (): void => {
+        if (data(socket).subscribes !== ticket) {
+          throw new ConflictError('replaced by a later subscribe on this socket before its replay was over');
+        }
+      };
       if (message.runId) {
         await this.runs.get(user, message.runId);
+        overtaken();
       }
       const current = await this.store.events.lastSeq(user.tenant);
+      overtaken();
+      if (!socket.connected) {
+        // Gone meanwhile: following its tenant now would outlast every socket of it here.
+        return new ConflictError('the socket disconnected before its subscribe was done').toBody();
+      }
       this.feed.track(user.tenant, current);
       subscription = {
         ...(message.runId ? { runId: message.runId } : {}),
@@ -196,7 +211,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         buffer: [],
       };
       data(socket).subscription = subscription;
-      await this.replay(socket, user.tenant, subscription);
+      await this.replay(socket, user.tenant, subscription, overtaken);
       const buffered = subscription.buffer ?? [];
       subscription.buffer = null;
       buffered.forEach((event) => this.deliver(socket, subscription!, event));
@@ -262,14 +277,13 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     }
   }
 
-  private async replay(socket: Socket, tenant: string, subscription: Subscription): Promise<void> {
+  /** `overtaken` throws when a later subscribe came: this replay stops there. */
+  private async replay(socket: Socket, tenant: string, subscription: Subscription, overtaken: () => void): Promise<void> {
     for (;;) {
       const page = subscription.runId
         ? await this.store.events.readRun(tenant, subscription.runId, subscription.lastSeq, REPLAY_PAGE)
         : await this.store.events.readTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
-      if (data(socket).subscription !== subscription) {
-        throw new ConflictError('replaced by a later subscribe on this socket before its replay was over');
-      }
+      overtaken();
       for (const event of page) {
         if (matches(subscription, event)) {
           socket.emit(SOCKET.event, event);

@@ -237,4 +237,46 @@ describe('RecentLogs', () => {
     expect(kept.bytes).toBe(entryBytes);
     expect(recent.bytes).toBe(4 * entryBytes);
   });
+
+  it("a step's appends and wakes reach the log it works on, even once that log is forgotten here", async () => {
+    const run = { tenant: 'acme', runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan', trigger: 'api' as const };
+    await store.runs.create(run);
+    const lease = { tenant: 'acme', runId: run.runId, owner: 'alice', token: randomUUID() };
+    const acquired = await store.runs.acquire('acme', run.runId, 'alice', lease.token, 'w1', 0);
+    expect(acquired.status).toBe('acquired');
+    const recent = new RecentLogs(store, 1, 1000);
+    const log = recent.forStep(lease);
+    log.absorb(acquired.status === 'acquired' ? acquired.logLines : [], 0);
+    expect((await log.read()).map((e) => e.type)).toEqual(['task']);
+    // Another run's step pushes this one out of the recent logs while the step goes on.
+    await recent.of('acme', runIds[0]).read();
+    expect(recent.readFrom('acme', run.runId)).toBe(0);
+
+    const reads = jest.spyOn(store.runs, 'readLogLines');
+    try {
+      const note: LogEntry = { type: 'user_message', messageId: 'm1', text: 'hi', by: { kind: 'system' }, at: new Date().toISOString() };
+      expect(await recent.append(lease, note)).toMatchObject({ status: 'ok', length: 2 });
+      expect((await log.read()).map((e) => e.type)).toEqual(['task', 'user_message']);
+      expect(reads).not.toHaveBeenCalled();
+
+      await redis.rpush(store.ctx.keys.runLog('acme', run.runId), said('an answer'));
+      expect(await recent.append(lease, { ...note, messageId: 'm2' })).toMatchObject({ status: 'ok', length: 4 });
+      // Someone else wrote before that append: the step's log is not current, and reads.
+      expect((await log.read()).map((e) => (e.type === 'task' ? e.text : e.type))).toEqual(['Plan', 'user_message', 'an answer', 'user_message']);
+      expect(reads).toHaveBeenCalledTimes(1);
+
+      expect(await recent.append(lease, { ...note, messageId: 'm3' })).toMatchObject({ status: 'ok', length: 5 });
+      recent.woken(lease);
+      await log.read();
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      reads.mockRestore();
+      recent.stepDone(lease);
+      for await (const keys of redis.scanStream({ match: `${store.ctx.options.prefix}:*`, count: 1000 })) {
+        if ((keys as string[]).length > 0) {
+          await redis.del(...(keys as string[]));
+        }
+      }
+    }
+  });
 });

@@ -2,6 +2,11 @@ import { createHash } from 'node:crypto';
 import type { EventDraft, LogEntry } from '@parley/contracts';
 import type { AppendResult, Lease, ParleyStore } from '@parley/store';
 
+/** What the held logs of one worker weigh together, kept as they grow and go (no sum over them per step). */
+export interface LogWeight {
+  bytes: number;
+}
+
 /**
  * A run's log as this worker last read it, read a little at a time: a log only grows, so a read
  * fetches the entries added since the last one (answers, messages, appends by this or another
@@ -13,11 +18,6 @@ import type { AppendResult, Lease, ParleyStore } from '@parley/store';
  * lease acquire reads the log in its own step ({@link absorb}), and an append onto a log held whole
  * up to that append is the log as it then stood ({@link appended}).
  */
-/** What the held logs of one worker weigh together, kept as they grow and go (no sum over them per step). */
-export interface LogWeight {
-  bytes: number;
-}
-
 export class HeldLog {
   private entries: LogEntry[] = [];
   private lastLine: string | null = null;
@@ -118,6 +118,8 @@ export class HeldLog {
 export class RecentLogs {
   private readonly logs = new Map<string, HeldLog>();
   private readonly weight: LogWeight = { bytes: 0 };
+  /** The log each step in flight works on, by its lease token: the step's own, even once forgotten here. */
+  private readonly steps = new Map<string, HeldLog>();
 
   constructor(
     private readonly store: ParleyStore,
@@ -130,17 +132,28 @@ export class RecentLogs {
     return this.logs.get(`${tenant}/${runId}`)?.readFrom ?? 0;
   }
 
-  /** A wake came for the run (an answer, a message, a child's end): what it wrote is read next, not taken as held. */
-  woken(tenant: string, runId: string): void {
-    this.logs.get(`${tenant}/${runId}`)?.stale();
+  /** The run's log for the step that holds `lease`, until {@link stepDone}. */
+  forStep(lease: Lease): HeldLog {
+    const log = this.of(lease.tenant, lease.runId);
+    this.steps.set(lease.token, log);
+    return log;
   }
 
-  /** Appends to a run's log through the store (as `runs.append`); the log held here takes what this step appended. */
+  stepDone(lease: Lease): void {
+    this.steps.delete(lease.token);
+  }
+
+  /** A wake came for the step's run (an answer, a sub-agent's end): what it wrote is read next, not taken as held. */
+  woken(lease: Lease): void {
+    this.steps.get(lease.token)?.stale();
+  }
+
+  /** Appends to a run's log through the store (as `runs.append`); the step's log takes what it appended. */
   async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = ''): Promise<AppendResult> {
     const appended = await this.store.runs.append(lease, entry, events, enterStage);
     const entries = entry === null ? [] : Array.isArray(entry) ? entry : [entry];
     if (appended.status === 'ok' && entries.length > 0) {
-      this.logs.get(`${lease.tenant}/${lease.runId}`)?.appended(entries, appended.length, appended.previousSha1);
+      this.steps.get(lease.token)?.appended(entries, appended.length, appended.previousSha1);
     }
     return appended;
   }

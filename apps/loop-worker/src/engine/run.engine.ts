@@ -71,15 +71,19 @@ export class RunEngine {
       return { status: 'idle', runStatus: acquired.runStatus };
     }
     const { run } = acquired;
-    const log = this.resources.logs.of(job.tenant, job.runId);
-    log.absorb(acquired.logLines, logFrom);
-    const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
-    if (run.agentDigest && this.agentsForRun) {
-      const agents = await this.agentsForRun(run);
-      return new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, log, nothingWaiting, shutdown);
+    const log = this.resources.logs.forStep(lease);
+    try {
+      log.absorb(acquired.logLines, logFrom);
+      const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
+      if (run.agentDigest && this.agentsForRun) {
+        const agents = await this.agentsForRun(run);
+        return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, log, nothingWaiting, shutdown);
+      }
+      return await this.hold(lease, run, log, nothingWaiting, shutdown);
+    } finally {
+      this.resources.logs.stepDone(lease);
     }
-    return this.hold(lease, run, log, nothingWaiting, shutdown);
   }
 
   /** Advances a run this worker holds the lease of, with its heartbeat, until it parks, ends or is lost. */
@@ -266,7 +270,7 @@ export class RunEngine {
         return { status: 'parked', interactionId: settled.interactionId };
       case 'continue':
         // The wake may carry a log entry (an answer) written after this step's last append.
-        this.resources.logs.woken(lease.tenant, lease.runId);
+        this.resources.logs.woken(lease);
         return null;
       case 'lost':
         return { status: 'lost' };
