@@ -2,6 +2,7 @@ import type { AnswerBody, ParleyEvent } from '@parley/contracts';
 import { ParleyStore } from '@parley/store';
 import { EventsGateway } from '../../apps/gateway/src/events/events.gateway';
 import { TestStack, type TestClient } from '../support/stack';
+import { waitFor } from '../support/wait-for';
 
 describe('the demo agent end to end over socket.io', () => {
   let stack: TestStack;
@@ -130,6 +131,79 @@ describe('the demo agent end to end over socket.io', () => {
     } finally {
       read.mockRestore();
       retried.close();
+    }
+  });
+
+  it('a replay of several pages reads each page only once the one before is written out to the client, and delivers every event once, in order', async () => {
+    const tenant = 'long-history';
+    const keys = stack.gateway!.get(ParleyStore, { strict: false }).ctx.keys;
+    const count = 1_100;
+    const write = stack.redis.pipeline();
+    for (let seq = 1; seq <= count; seq++) {
+      write.xadd(keys.tenantEvents(tenant), `0-${seq}`, 'r', 'run-1', 'o', 'someone', 'a', String(Date.now()), 't', 'message', 'd', JSON.stringify({ text: `${seq} ${'x'.repeat(2_000)}` }));
+    }
+    write.set(keys.seq(tenant), count);
+    await write.exec();
+    const reader = await stack.connect(stack.token({ tenant, sub: 'admin-1', role: 'admin' }));
+    const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
+    const readTenant = events.readTenant.bind(events);
+    const gateway = stack.gateway!.get(EventsGateway);
+    const writableAtRead: boolean[] = [];
+    const read = jest.spyOn(events, 'readTenant').mockImplementation((t, since, limit) => {
+      if (t === tenant) {
+        writableAtRead.push(gateway.namespace.sockets.get(reader.socket.id!)!.conn.transport.writable);
+      }
+      return readTenant(t, since, limit);
+    });
+    try {
+      expect(await reader.subscribe({ since: 0 })).toEqual({ ok: true, lastSeq: count });
+      await waitFor(() => reader.events.length === count, { message: 'every event replayed' });
+      expect(reader.events.map((e) => e.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      // Three pages (500, 500, 100): the second and third were read with nothing of the page before left to write.
+      expect(writableAtRead).toEqual([true, true, true]);
+    } finally {
+      read.mockRestore();
+      reader.close();
+      await stack.redis.del(keys.tenantEvents(tenant), keys.seq(tenant));
+    }
+  });
+
+  it('a replay stops reading when its socket goes', async () => {
+    const tenant = 'gone-history';
+    const keys = stack.gateway!.get(ParleyStore, { strict: false }).ctx.keys;
+    const write = stack.redis.pipeline();
+    for (let seq = 1; seq <= 1_100; seq++) {
+      write.xadd(keys.tenantEvents(tenant), `0-${seq}`, 'r', 'run-1', 'o', 'someone', 'a', String(Date.now()), 't', 'message', 'd', '{"text":"hi"}');
+    }
+    write.set(keys.seq(tenant), 1_100);
+    await write.exec();
+    const leaving = await stack.connect(stack.token({ tenant, sub: 'admin-1', role: 'admin' }));
+    const id = leaving.socket.id!;
+    const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
+    const readTenant = events.readTenant.bind(events);
+    const sockets = stack.gateway!.get(EventsGateway).namespace.sockets;
+    let reads = 0;
+    let firstPage: Promise<ParleyEvent[]> | undefined;
+    // The client leaves while the first page is being read.
+    const read = jest.spyOn(events, 'readTenant').mockImplementation(async (t, since, limit) => {
+      if (t !== tenant || ++reads > 1) {
+        return readTenant(t, since, limit);
+      }
+      leaving.close();
+      await waitFor(() => !sockets.has(id), { message: 'the gateway to see the socket go' });
+      firstPage = readTenant(t, since, limit);
+      return firstPage;
+    });
+    try {
+      leaving.subscribe({ since: 0 }).catch(() => undefined);
+      await waitFor(() => firstPage, { message: 'the first page read' });
+      await firstPage;
+      // What the replay does with the page (emit, wait for the write, read on or stop) takes microtasks, no I/O.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(reads).toBe(1);
+    } finally {
+      read.mockRestore();
+      await stack.redis.del(keys.tenantEvents(tenant), keys.seq(tenant));
     }
   });
 });
