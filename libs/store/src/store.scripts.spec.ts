@@ -537,6 +537,24 @@ describe('deadline sweep', () => {
 });
 
 describe('one answer, once', () => {
+  it("an answer to the question of a run that ended is recorded on the interaction only, without touching the run's keys", async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const interaction = await parkAsking(store, lease, request(run));
+    // Failed while its question was open (a job out of attempts on a run put back to queued), then gone after retention.
+    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
+    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+    await admin.del(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId));
+    const seq = await store.events.lastSeq(TENANT);
+
+    expect(await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved', wake: null });
+    expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'answered', answer: RETREAT });
+    expect((await events(store, TENANT, seq)).map((e) => [e.type, e.owner])).toEqual([['interaction.resolved', 'alice']]);
+    expect(await admin.exists(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId))).toBe(0);
+  });
+
   it('a second resolve is a conflict naming the first resolver, and the log holds one answer', async () => {
     const store = makeStore();
     const { run, interaction } = await waitingRun(store);

@@ -1,6 +1,6 @@
 -- resolve-interaction: the one step that decides an interaction (answer, deadline or cancel),
 -- records the answer in the run's log keyed by the interaction id, writes the grants an approval
--- gave, and wakes the run.
+-- gave, and wakes the run (a run that has ended gets none of that: only the decision and its event).
 -- KEYS[1..3] emit prologue  KEYS[4] interaction hash  KEYS[5] tenant open-interaction index (ids)
 -- KEYS[6] run hash  KEYS[7] run log  KEYS[8] run inbox  KEYS[9] tenant open-approval index
 -- KEYS[10] run grants (set)
@@ -34,6 +34,12 @@ local runLive = runStatus and runStatus ~= 'finished' and runStatus ~= 'failed' 
 -- Grants belong to a live run: an approval answered after its run ended leaves nothing behind.
 if #ARGV >= 15 and runLive then
   redis.call('SADD', KEYS[10], unpack(ARGV, 15))
+end
+-- A run that ended (or is gone after its retention) gets no answer entry and no wake: they would
+-- recreate its keys without a TTL (as in expire-due).
+if not runLive then
+  emitFor(nil, RUN_ID, OWNER, 'interaction.resolved', ARGV[12])
+  return {'resolved', -1}
 end
 redis.call('RPUSH', KEYS[7], ARGV[11])
 emit('interaction.resolved', ARGV[12])
