@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   await app.listen(config.port, config.host);
   console.log(`gateway listening on ${await app.getUrl()}`);
   if (config.usingDevSecret) {
-    console.warn('PARLEY_JWT_SECRET is not set: using the development secret; never do this in production');
+    console.warn('PARLEY_JWT_SECRET is unset or the public development secret: anyone can mint tokens; never do this in production');
   }
 }
 

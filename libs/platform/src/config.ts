@@ -23,7 +23,7 @@ const EnvSchema = z.object({
       .optional(),
   ),
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
-  PARLEY_JWT_SECRET: z.string().min(16).default(DEV_SECRET),
+  PARLEY_JWT_SECRET: z.preprocess(unsetIfEmpty, z.string().min(16).optional()),
   /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
   PARLEY_JWKS_URL: z.preprocess(unsetIfEmpty, z.url({ protocol: /^https?$/ }).optional()),
   /** The same as a local file, for air-gapped deployments and tests. */
@@ -88,7 +88,7 @@ export interface ParleyConfig {
   jwtSecret: string;
   /**
    * Whether tokens signed with jwtSecret (HS256) are accepted. Always without a key set; with one
-   * (PARLEY_JWKS_URL / PARLEY_JWKS_FILE) only when PARLEY_JWT_SECRET is set explicitly, so the
+   * (PARLEY_JWKS_URL / PARLEY_JWKS_FILE) only when PARLEY_JWT_SECRET is set to another value, so the
    * public dev secret never opens a deployment that uses an identity provider.
    */
   acceptSecretTokens: boolean;
@@ -170,14 +170,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ValidationFailedError('environment', [{ field: 'PARLEY_JWKS_FILE', reason: 'set PARLEY_JWKS_URL or PARLEY_JWKS_FILE, not both' }]);
   }
   const usingKeySet = e.PARLEY_JWKS_URL !== undefined || e.PARLEY_JWKS_FILE !== undefined;
-  const acceptSecretTokens = !usingKeySet || env.PARLEY_JWT_SECRET !== undefined;
+  const jwtSecret = e.PARLEY_JWT_SECRET ?? DEV_SECRET;
+  // The public dev secret never opens a deployment that uses an identity provider, even when set
+  // explicitly (a compose file passing its placeholder through).
+  const acceptSecretTokens = !usingKeySet || jwtSecret !== DEV_SECRET;
   return {
     redisUrl: e.REDIS_URL,
     ...(e.REDIS_CLUSTER_NODES ? { redisClusterNodes: e.REDIS_CLUSTER_NODES } : {}),
     prefix: e.PARLEY_PREFIX,
-    jwtSecret: e.PARLEY_JWT_SECRET,
+    jwtSecret,
     acceptSecretTokens,
-    usingDevSecret: acceptSecretTokens && e.PARLEY_JWT_SECRET === DEV_SECRET,
+    usingDevSecret: acceptSecretTokens && jwtSecret === DEV_SECRET,
     ...(e.PARLEY_JWKS_URL ? { jwksUrl: e.PARLEY_JWKS_URL } : {}),
     ...(e.PARLEY_JWKS_FILE ? { jwksFile: e.PARLEY_JWKS_FILE } : {}),
     ...(e.PARLEY_JWT_ISSUER ? { jwtIssuer: e.PARLEY_JWT_ISSUER } : {}),

@@ -294,10 +294,14 @@ describe('a remote key set', () => {
 describe('TokenVerifier.fromConfig', () => {
   const base = { PARLEY_JWKS_FILE: '/tmp/x.json' };
 
-  it('accepts secret tokens alongside a key set only when PARLEY_JWT_SECRET is set explicitly', () => {
+  it('accepts secret tokens alongside a key set only when PARLEY_JWT_SECRET is set explicitly, and never the dev secret', () => {
     expect(loadConfig({})).toMatchObject({ acceptSecretTokens: true, usingDevSecret: true, jwtClockSkewSecs: 30 });
+    expect(loadConfig({ PARLEY_JWT_SECRET: '' })).toMatchObject({ acceptSecretTokens: true, usingDevSecret: true });
     expect(loadConfig(base)).toMatchObject({ acceptSecretTokens: false, usingDevSecret: false, jwksFile: '/tmp/x.json' });
     expect(loadConfig({ ...base, PARLEY_JWT_SECRET: SECRET })).toMatchObject({ acceptSecretTokens: true, usingDevSecret: false });
+    // A compose file that passes its placeholder (the dev secret, or nothing) through does not open the key set's deployment.
+    expect(loadConfig({ ...base, PARLEY_JWT_SECRET: 'parley-dev-secret-change-me' })).toMatchObject({ acceptSecretTokens: false, usingDevSecret: false });
+    expect(loadConfig({ ...base, PARLEY_JWT_SECRET: '' })).toMatchObject({ acceptSecretTokens: false, usingDevSecret: false });
     expect(loadConfig({ PARLEY_JWKS_URL: '', PARLEY_JWT_ISSUER: '' })).toMatchObject({ acceptSecretTokens: true });
     expect(loadConfig({ PARLEY_JWT_ISSUER: 'iss', PARLEY_JWT_AUDIENCE: 'aud', PARLEY_JWT_CLOCK_SKEW_SECS: '5' })).toMatchObject({
       jwtIssuer: 'iss',
