@@ -108,6 +108,21 @@ describe('the demo agent end to end over socket.io', () => {
     }
   });
 
+  it('a subscribe refused for its message (a run it cannot see) does not stop an earlier one in progress', async () => {
+    const socket = await stack.connect();
+    try {
+      const [first, refused] = await Promise.all([socket.subscribe({ since: 0 }), socket.subscribe({ runId: '00000000-0000-4000-8000-000000000000' })]);
+      expect(first).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(refused).toMatchObject({ error: { code: 'not_found' } });
+      // The first subscription still delivers live events.
+      const runId = await stack.startRun('demo', 'Plan a team offsite');
+      await socket.waitForEvent((e) => e.runId === runId && e.type === 'run.created', 'run.created of a new run');
+      expect((await stack.http('POST', `/v1/runs/${runId}/stop`)).status).toBe(200);
+    } finally {
+      socket.close();
+    }
+  });
+
   it('a subscribe whose replay fails leaves nothing subscribed (no buffer grows), and a subscribe after it works', async () => {
     const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
     const readTenant = events.readTenant.bind(events);

@@ -52,8 +52,10 @@ interface Subscription {
 interface SocketData {
   user: TokenClaims;
   subscription?: Subscription;
-  /** How many subscribes this socket sent: the latest one wins over any still in progress. */
+  /** How many subscribes this socket sent: each takes the next number as it arrives. */
   subscribes?: number;
+  /** The number of the latest subscribe whose message was accepted: it replaces any earlier one still in progress. */
+  accepted?: number;
   /** This socket's member in the tenant's connection set ("<gateway>:<socket>"), once it holds a slot. */
   slot?: string;
 }
@@ -188,14 +190,16 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const user = data(socket).user;
       const ticket = (data(socket).subscribes = (data(socket).subscribes ?? 0) + 1);
       const overtaken = (): void => {
-        if (data(socket).subscribes !== ticket) {
+        if ((data(socket).accepted ?? 0) > ticket) {
           throw new ConflictError('replaced by a later subscribe on this socket before its replay was over');
         }
       };
       if (message.runId) {
         await this.runs.get(user, message.runId);
-        overtaken();
       }
+      // Accepted: from here on it replaces any earlier subscribe, unless a later one was accepted first.
+      overtaken();
+      data(socket).accepted = ticket;
       const current = await this.store.events.lastSeq(user.tenant);
       overtaken();
       if (!socket.connected) {
