@@ -60,6 +60,24 @@ describe('the admin approval queue', () => {
     }
   });
 
+  it("a member's open interactions are theirs up to the limit, however many of others' come first", async () => {
+    const theirs = await stack.startRun('soon', 't', carol());
+    const mine = await stack.startRun('later', 't', alice());
+    const [t, m] = await Promise.all([theirs, mine].map((id) => stack.waitForQuestion(id, 20_000, admin1())));
+    const open = async (token: string, limit: number) =>
+      ((await stack.http('GET', `/v1/interactions?limit=${limit}`, undefined, token)).body.interactions as Array<{ id: string }>).map((i) => i.id);
+    // Carol's question is due sooner: it heads the tenant's queue.
+    expect(await open(admin1(), 1)).toEqual([t.id]);
+    expect(await open(alice(), 1)).toEqual([m.id]);
+    expect(await open(carol(), 1)).toEqual([t.id]);
+    for (const [interaction, token] of [
+      [t, carol()],
+      [m, alice()],
+    ] as const) {
+      expect((await stack.answer(interaction.id, { decision: 'deny' }, token)).status).toBe(200);
+    }
+  });
+
   describe('claims', () => {
     let watcher: TestClient;
 

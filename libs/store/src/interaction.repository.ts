@@ -36,6 +36,9 @@ export function interactionFor(request: InteractionRequest, now: Date): Interact
   };
 }
 
+/** Entries of an index of open interactions a filtered listing looks at, at most. */
+export const LISTING_SCAN_LIMIT = 10_000;
+
 export class InteractionRepository {
   constructor(private readonly ctx: StoreContext) {}
 
@@ -125,26 +128,34 @@ export class InteractionRepository {
   }
 
   /**
-   * Open approvals of a tenant, oldest deadline first, kept when `keep` says so. Reads the index in
-   * pages until `limit` are found, so a filter never shortens a page it could have filled.
+   * Open approvals of a tenant, oldest deadline first, kept when `keep` says so (see {@link listIndexed}).
    */
-  async listOpenApprovals(tenant: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
-    const found: Interaction[] = [];
-    const page = Math.max(limit, 100);
-    for (let start = 0; found.length < limit; start += page) {
-      const keys = await this.ctx.redis.zrange(this.ctx.keys.openApprovals(tenant), String(start), String(start + page - 1));
-      if (keys.length === 0) {
-        break;
-      }
-      const ids = keys.map((key) => key.slice(key.lastIndexOf(':') + 1));
-      found.push(...(await this.load(tenant, ids)).filter((interaction) => interaction.status === 'open' && keep(interaction)));
-    }
-    return found.slice(0, limit);
+  listOpenApprovals(tenant: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
+    return this.listIndexed(tenant, this.ctx.keys.openApprovals(tenant), (key) => key.slice(key.lastIndexOf(':') + 1), keep, limit);
   }
 
-  async listOpen(tenant: string, limit: number): Promise<Interaction[]> {
-    const ids = await this.ctx.redis.zrange(this.ctx.keys.openInteractions(tenant), '0', String(limit - 1));
-    return this.load(tenant, ids);
+  /** Open interactions of a tenant, soonest deadline first (none last, oldest first), kept when `keep` says so. */
+  listOpen(tenant: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
+    return this.listIndexed(tenant, this.ctx.keys.openInteractions(tenant), (id) => id, keep, limit);
+  }
+
+  /**
+   * Reads an index of open interactions in pages until `limit` are kept, so a filter (a member's own,
+   * an agent) never shortens a page it could have filled. It looks at the first
+   * {@link LISTING_SCAN_LIMIT} entries at most: a member of a tenant with more open interactions
+   * than that may not find theirs past them.
+   */
+  private async listIndexed(tenant: string, index: string, idOf: (member: string) => string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
+    const found: Interaction[] = [];
+    const page = Math.max(limit, 100);
+    for (let start = 0; found.length < limit && start < LISTING_SCAN_LIMIT; start += page) {
+      const members = await this.ctx.redis.zrange(index, String(start), String(Math.min(start + page, LISTING_SCAN_LIMIT) - 1));
+      if (members.length === 0) {
+        break;
+      }
+      found.push(...(await this.load(tenant, members.map(idOf))).filter((interaction) => interaction.status === 'open' && keep(interaction)));
+    }
+    return found.slice(0, limit);
   }
 
   /** In the order they were asked: the run's log names each one (a question or checkpoint entry), so no index is kept. */

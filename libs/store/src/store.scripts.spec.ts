@@ -881,7 +881,7 @@ describe('cancel', () => {
     expect(cancelled?.pendingInteractionId).toBeUndefined();
     expect(cancelled?.waitReason).toBeUndefined();
     expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'cancelled', resolvedBy: BOB, resolvedAt: expect.any(String) });
-    expect(await store.interactions.listOpen(TENANT, 100)).toEqual([]);
+    expect(await store.interactions.listOpen(TENANT, () => true, 100)).toEqual([]);
 
     const log = await store.runs.readLog(TENANT, run.runId);
     expect(log).toHaveLength(logLength + 1);

@@ -43,9 +43,10 @@ export class InteractionsService {
   }
 
   async list(user: TokenClaims, filter: { status: 'open' | 'all'; runId?: string; limit: number }): Promise<Interaction[]> {
-    const found = filter.runId
-      ? await this.store.interactions.listForRun(user.tenant, filter.runId, filter.limit)
-      : await this.store.interactions.listOpen(user.tenant, filter.limit);
+    if (!filter.runId) {
+      return this.store.interactions.listOpen(user.tenant, (i) => this.auth.canSee(user, i), filter.limit);
+    }
+    const found = await this.store.interactions.listForRun(user.tenant, filter.runId, filter.limit);
     return found.filter((i) => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open'));
   }
 
