@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { WEBHOOK_QUEUE, webhookJobId } from '@parley/contracts';
+import { WebhookStore } from '@parley/store';
 import { askerAgent, quickAgent } from '../support/agents';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
@@ -313,6 +314,30 @@ describe('per-tenant webhooks', () => {
       await stack.http('DELETE', `/v1/webhooks/${id}`, undefined, admin());
     }
     expect((await stack.http('GET', `/v1/webhooks/deliveries/${delivered.id}`, undefined, admin())).status).toBe(404);
+  });
+
+  it('a delivery none of whose tries could be recorded ends failed once its job fails for good, not pending for ever', async () => {
+    const down = await receiver();
+    down.fallback = 500;
+    const { webhook } = await create({ url: down.url, events: ['run.finished'] });
+    const deliveries = stack.interactions!.get(WebhookStore, { strict: false }).deliveries;
+    const record = deliveries.record.bind(deliveries);
+    // Every try is made, and its record fails (as a Redis error right after the request would).
+    const tries = jest.spyOn(deliveries, 'record').mockImplementation(async (tenant, id, outcome, now) => {
+      if (outcome.attempt) {
+        throw new Error('Redis went away');
+      }
+      return record(tenant, id, outcome, now);
+    });
+    try {
+      const runId = await stack.startRun('quick', 'x', member());
+      const [first] = await down.waitFor('run.finished', runId, 4);
+      const settled = await deliveryOf(webhook.id, first.body.id);
+      expect(settled).toMatchObject({ status: 'failed', lastError: 'gave up: Redis went away', attempts: 0 });
+    } finally {
+      tries.mockRestore();
+      await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
+    }
   });
 
   it('loses nothing across a restart of the interaction-service, nor when a dispatcher dies holding events', async () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UnrecoverableError, type Job } from 'bullmq';
+import { UnrecoverableError, type Job, type Worker } from 'bullmq';
 import { WEBHOOK_QUEUE, WebhookDeliveryJobSchema, parseOrThrow, type WebhookDeliveryJob } from '@parley/contracts';
-import type { ParleyConfig } from '@parley/platform';
+import { metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, QueueProcessor, WEBHOOK_HEADERS, WebhookStore, signatureHeader, signingSecrets } from '@parley/store';
 import { WebhookSender } from './webhook.sender';
 
@@ -17,7 +17,34 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
     private readonly webhooks: WebhookStore,
     private readonly sender: WebhookSender,
   ) {
-    super(WEBHOOK_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: config.webhookConcurrency });
+    // A try cut short by a crash is retried: only a job that stalls this often fails without a try recorded.
+    super(WEBHOOK_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: config.webhookConcurrency, maxStalledCount: 5 });
+  }
+
+  protected override watch(worker: Worker<WebhookDeliveryJob>): void {
+    worker.on('failed', (job, error) => {
+      this.settleFailed(job, error).catch((failure: unknown) => this.logger.error(`could not record a failed webhook delivery: ${String(failure)}`));
+    });
+  }
+
+  /**
+   * A job that failed for good with its delivery still pending (its last try could not be recorded,
+   * a Redis error before the try) leaves the delivery failed, not pending for ever.
+   */
+  private async settleFailed(job: Job<WebhookDeliveryJob> | undefined, error: Error): Promise<void> {
+    if (!job || (job.attemptsMade < (job.opts.attempts ?? 1) && !(error instanceof UnrecoverableError))) {
+      return;
+    }
+    const payload = WebhookDeliveryJobSchema.safeParse(job.data);
+    if (!payload.success) {
+      return;
+    }
+    const { tenant, deliveryId } = payload.data;
+    const record = await this.webhooks.deliveries.get(tenant, deliveryId);
+    if (record?.delivery.status === 'pending') {
+      await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: `gave up: ${error.message}` });
+      metrics.webhookDeliveriesGivenUp.inc();
+    }
   }
 
   async process(job: Job<WebhookDeliveryJob>): Promise<string> {

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { WEBHOOK_EVENT_TYPES, webhookEventId, type ParleyEvent, type StoredWebhook, type WebhookEventType, type WebhookPayload } from '@parley/contracts';
+import { metrics } from '@parley/platform';
 import { WebhookQueue, WebhookStore, deliveryIdFor } from '@parley/store';
 
 const SUBSCRIBABLE = new Set<string>(WEBHOOK_EVENT_TYPES);
@@ -29,6 +30,8 @@ export function payloadOf(event: ParleyEvent): WebhookPayload {
 /** Turns one event of a subscribed tenant into delivery records and queued delivery jobs. */
 @Injectable()
 export class WebhookRouter {
+  private readonly logger = new Logger(WebhookRouter.name);
+
   constructor(
     private readonly webhooks: WebhookStore,
     private readonly queue: WebhookQueue,
@@ -57,6 +60,10 @@ export class WebhookRouter {
         runId: event.runId,
         payload: body,
       });
+      if (created.status === 'created' && created.givenUp > 0) {
+        metrics.webhookDeliveriesGivenUp.inc(created.givenUp);
+        this.logger.warn(`webhook ${endpoint.id} of ${event.tenant}: ${created.givenUp} older deliveries still being retried were given up (recorded as failed) to keep its log's size`);
+      }
       if (created.status === 'created' || (created.status === 'exists' && created.current === 'pending')) {
         await this.queue.enqueue({ tenant: event.tenant, webhookId: endpoint.id, deliveryId });
         queued++;

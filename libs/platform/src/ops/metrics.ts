@@ -66,6 +66,11 @@ export const metrics = {
     labelNames: ['provider', 'direction'] as const,
     registers: [metricsRegistry],
   }),
+  webhookDeliveriesGivenUp: new Counter({
+    name: 'parley_webhook_deliveries_given_up_total',
+    help: 'Webhook deliveries recorded as failed without all their tries: their endpoint had more newer deliveries than its log keeps, or their job failed for good before a try was recorded',
+    registers: [metricsRegistry],
+  }),
   socketConnections: new Gauge({
     name: 'parley_socket_connections',
     help: 'socket.io connections open on this gateway',

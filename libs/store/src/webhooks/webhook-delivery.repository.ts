@@ -27,7 +27,8 @@ export interface NewDelivery {
   replayOf?: string;
 }
 
-export type CreateDeliveryResult = { status: 'created' } | { status: 'exists'; current: DeliveryStatus } | { status: 'missing' };
+/** `givenUp`: older deliveries still pending that left the log to make room, recorded as failed. */
+export type CreateDeliveryResult = { status: 'created'; givenUp: number } | { status: 'exists'; current: DeliveryStatus } | { status: 'missing' };
 
 export interface AttemptOutcome {
   /** Absent when no request was made (the endpoint was deleted or disabled meanwhile). */
@@ -59,12 +60,17 @@ export class WebhookDeliveryRepository {
         WEBHOOK_LIMITS.deliveriesPerEndpoint,
         k.webhookDelivery(tenant, ''),
         delivery.replayOf ?? '',
+        this.ctx.options.retentionSecs,
       ],
-    )) as [string, string?];
-    if (status === 'exists') {
-      return { status: 'exists', current: current as DeliveryStatus };
+    )) as [string, (string | number)?];
+    switch (status) {
+      case 'exists':
+        return { status: 'exists', current: current as DeliveryStatus };
+      case 'created':
+        return { status: 'created', givenUp: Number(current ?? 0) };
+      default:
+        return { status: 'missing' };
     }
-    return { status: status === 'created' ? 'created' : 'missing' };
   }
 
   /** Returns the attempt count, or null when the record is gone. */
