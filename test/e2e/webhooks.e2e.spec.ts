@@ -109,6 +109,10 @@ describe('per-tenant webhooks', () => {
         webhookAllowPrivate: true,
         webhookAttempts: 4,
         webhookBackoffMs: 50,
+        webhookTimeoutMs: 1_000,
+        webhookConcurrency: 4,
+        webhookEndpointConcurrency: 2,
+        webhookPauseMs: 60_000,
         webhookClaimIdleMs: 400,
         anthropicApiKey: 'test-key',
         anthropicBaseUrl: fake.url,
@@ -337,6 +341,66 @@ describe('per-tenant webhooks', () => {
     } finally {
       tries.mockRestore();
       await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
+    }
+  });
+
+  it('a receiver that never answers holds at most its share of the senders, and the other endpoints are served meanwhile', async () => {
+    let open = 0;
+    let mostOpen = 0;
+    const hanging = createServer(() => {
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+    });
+    hanging.on('connection', (socket) => socket.on('close', () => open--));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const healthy = await receiver();
+    const h = await create({ url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`, events: ['run.finished'] });
+    const k = await create({ url: healthy.url, events: ['run.finished'] });
+    try {
+      const runs = await Promise.all(Array.from({ length: 8 }, () => stack.startRun('quick', 'x', member())));
+      for (const runId of runs) {
+        await healthy.waitFor('run.finished', runId);
+      }
+      await waitFor(() => mostOpen >= 2, { message: 'the hanging receiver to hold its two' });
+      // 4 senders, 2 slots per endpoint: the hanging receiver never held more than its 2.
+      expect(mostOpen).toBe(2);
+    } finally {
+      for (const id of [h.webhook.id, k.webhook.id]) {
+        await stack.http('DELETE', `/v1/webhooks/${id}`, undefined, admin());
+      }
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  });
+
+  it('a receiver that keeps failing is paused after 5 failures in a row: its deliveries wait, without using up their tries, while others go on', async () => {
+    const failing = await receiver();
+    failing.fallback = 500;
+    const healthy = await receiver();
+    const f = await create({ url: failing.url, events: ['run.finished'] });
+    const k = await create({ url: healthy.url, events: ['run.finished'] });
+    try {
+      const runs = await Promise.all(Array.from({ length: 10 }, () => stack.startRun('quick', 'x', member())));
+      for (const runId of runs) {
+        await healthy.waitFor('run.finished', runId);
+      }
+      await waitFor(() => failing.requests.length >= 5, { message: 'five failures' });
+      await waitFor(
+        async () => {
+          const list = await deliveries(f.webhook.id);
+          return list.length === 10 && list.every((d) => d.status === 'pending');
+        },
+        { message: 'ten deliveries pending' },
+      );
+      const waiting = await deliveries(f.webhook.id);
+      // Without the pause, 10 deliveries of 4 tries each would have made 40 requests by now; paused, 5
+      // (and at most one more already in flight on the endpoint's other slot).
+      expect(failing.requests.length).toBeLessThanOrEqual(6);
+      expect(waiting.reduce((sum, d) => sum + d.attempts, 0)).toBe(failing.requests.length);
+    } finally {
+      for (const id of [f.webhook.id, k.webhook.id]) {
+        await stack.http('DELETE', `/v1/webhooks/${id}`, undefined, admin());
+      }
     }
   });
 

@@ -64,6 +64,9 @@ const EnvSchema = z.object({
   PARLEY_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(15_000),
   PARLEY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   PARLEY_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(16),
+  PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(4),
+  PARLEY_WEBHOOK_PAUSE_AFTER: z.coerce.number().int().min(1).max(1000).default(5),
+  PARLEY_WEBHOOK_PAUSE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
   PARLEY_WEBHOOK_CLAIM_IDLE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
   PARLEY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
@@ -145,6 +148,12 @@ export interface ParleyConfig {
   webhookTimeoutMs: number;
   /** Webhook deliveries one interaction-service sends at once. */
   webhookConcurrency: number;
+  /** Deliveries to one endpoint sent at once, across every interaction-service. */
+  webhookEndpointConcurrency: number;
+  /** Failures in a row (no answer, 5xx, 408, 429) after which an endpoint is paused. */
+  webhookPauseAfter: number;
+  /** The first pause of a failing endpoint; doubled per further failure in a row, up to 32 times this. */
+  webhookPauseMs: number;
   /** Events a dispatcher read but did not finish for this long are taken over by another (checked as often). */
   webhookClaimIdleMs: number;
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
@@ -215,6 +224,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookBackoffMs: e.PARLEY_WEBHOOK_BACKOFF_MS,
     webhookTimeoutMs: e.PARLEY_WEBHOOK_TIMEOUT_MS,
     webhookConcurrency: e.PARLEY_WEBHOOK_CONCURRENCY,
+    webhookEndpointConcurrency: e.PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY,
+    webhookPauseAfter: e.PARLEY_WEBHOOK_PAUSE_AFTER,
+    webhookPauseMs: e.PARLEY_WEBHOOK_PAUSE_MS,
     webhookClaimIdleMs: e.PARLEY_WEBHOOK_CLAIM_IDLE_MS,
     shutdownGraceMs: e.PARLEY_SHUTDOWN_GRACE_MS,
     ...(e.PARLEY_OPS_PORT !== undefined ? { opsPort: e.PARLEY_OPS_PORT } : {}),

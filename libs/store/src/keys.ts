@@ -165,6 +165,14 @@ export class RedisKeys {
   webhookDeliveries(tenant: string, webhookId: string): string {
     return `${this.tenant(tenant)}:webhook:${webhookId}:deliveries`;
   }
+  /** An endpoint's deliveries being sent now: delivery id scored by when its slot lapses (epoch ms). */
+  webhookInflight(tenant: string, webhookId: string): string {
+    return `${this.tenant(tenant)}:webhook:${webhookId}:inflight`;
+  }
+  /** An endpoint's health: failures in a row, paused until, average duration of a try. */
+  webhookHealth(tenant: string, webhookId: string): string {
+    return `${this.tenant(tenant)}:webhook:${webhookId}:health`;
+  }
   /** One delivery: its payload, status and counters. */
   webhookDelivery(tenant: string, deliveryId: string): string {
     return `${this.tenant(tenant)}:whd:${deliveryId}`;

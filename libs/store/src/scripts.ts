@@ -35,9 +35,11 @@ const SCRIPTS = {
   agentRevoke: { file: 'agent-revoke.lua', keys: 1 },
   webhookCreate: { file: 'webhook-create.lua', keys: 3 },
   webhookSwap: { file: 'webhook-swap.lua', keys: 1 },
-  webhookDelete: { file: 'webhook-delete.lua', keys: 2 },
+  webhookDelete: { file: 'webhook-delete.lua', keys: 4 },
   webhookCreateDelivery: { file: 'webhook-delivery-create.lua', keys: 3 },
   webhookRecordAttempt: { file: 'webhook-delivery-attempt.lua', keys: 2 },
+  webhookSlotTake: { file: 'webhook-slot-take.lua', keys: 2 },
+  webhookSlotGive: { file: 'webhook-slot-give.lua', keys: 2 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

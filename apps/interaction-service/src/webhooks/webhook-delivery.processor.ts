@@ -1,24 +1,33 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { UnrecoverableError, type Job, type Worker } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import { WEBHOOK_QUEUE, WebhookDeliveryJobSchema, parseOrThrow, type WebhookDeliveryJob } from '@parley/contracts';
 import { metrics, type ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyStore, QueueProcessor, WEBHOOK_HEADERS, WebhookStore, signatureHeader, signingSecrets } from '@parley/store';
+import { PARLEY_CONFIG, ParleyStore, QueueProcessor, WEBHOOK_HEADERS, WebhookSlots, WebhookStore, signatureHeader, signingSecrets, type SlotResult } from '@parley/store';
 import { WebhookSender } from './webhook.sender';
 
 /**
  * Sends one delivery per job try. BullMQ does the retrying (attempts, exponential backoff); a
  * permanent failure ends the job at once. Every try is written to the delivery log first.
+ *
+ * A try needs one of its endpoint's slots (`WebhookSlots`): a job whose endpoint is busy or paused
+ * waits in the delayed set, holding no worker and using up no try, so a dead receiver never holds
+ * back other endpoints' deliveries. One that waited longer than its tries would have taken is given up.
  */
 @Injectable()
 export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob> {
+  /** Longer than all of a delivery's retries could take: a delivery kept waiting past this is given up. */
+  private readonly longestWaitMs: number;
+
   constructor(
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
     store: ParleyStore,
     private readonly webhooks: WebhookStore,
     private readonly sender: WebhookSender,
+    private readonly slots: WebhookSlots,
   ) {
     // A try cut short by a crash is retried: only a job that stalls this often fails without a try recorded.
     super(WEBHOOK_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: config.webhookConcurrency, maxStalledCount: 5 });
+    this.longestWaitMs = config.webhookBackoffMs * 2 ** config.webhookAttempts + config.webhookAttempts * config.webhookTimeoutMs;
   }
 
   protected override watch(worker: Worker<WebhookDeliveryJob>): void {
@@ -47,7 +56,7 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
     }
   }
 
-  async process(job: Job<WebhookDeliveryJob>): Promise<string> {
+  async process(job: Job<WebhookDeliveryJob>, token?: string): Promise<string> {
     const { tenant, webhookId, deliveryId } = parseOrThrow(WebhookDeliveryJobSchema, job.data, 'webhook delivery job');
     const record = await this.webhooks.deliveries.get(tenant, deliveryId);
     if (!record) {
@@ -64,6 +73,16 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
       await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: 'the endpoint is disabled' });
       return 'endpoint disabled';
     }
+    const slot = await this.slots.take(tenant, webhookId, deliveryId);
+    if (slot.status !== 'ok') {
+      if (Date.now() - Date.parse(record.delivery.createdAt) > this.longestWaitMs) {
+        await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: `given up: ${waitReason(slot)} for longer than its tries would have taken` });
+        metrics.webhookDeliveriesGivenUp.inc();
+        return 'given up';
+      }
+      await job.moveToDelayed(retryAt(slot), token);
+      throw new DelayedError();
+    }
     const now = new Date();
     const timestamp = Math.floor(now.getTime() / 1000);
     const result = await this.sender.send(
@@ -78,6 +97,10 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
       },
       record.payload,
     );
+    const health = await this.slots.give(tenant, webhookId, deliveryId, result.outcome !== 'retry', result.durationMs);
+    if (health.pausedUntil !== null) {
+      this.logger.warn(`webhook ${webhookId} of ${tenant} paused until ${new Date(health.pausedUntil).toISOString()} after ${health.failures} failures in a row`);
+    }
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'permanent' || last ? 'failed' : 'pending';
     await this.webhooks.deliveries.record(tenant, deliveryId, {
@@ -99,4 +122,14 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
     }
     return 'delivered';
   }
+}
+
+function waitReason(slot: Exclude<SlotResult, { status: 'ok' }>): string {
+  return slot.status === 'paused' ? 'the endpoint was paused after failing' : 'the endpoint had other deliveries in flight';
+}
+
+/** When a job kept from its endpoint looks again: after the pause (spread out), or after about one try's time. */
+function retryAt(slot: Exclude<SlotResult, { status: 'ok' }>): number {
+  const spread = Math.random();
+  return slot.status === 'paused' ? slot.until + Math.round(spread * 1000) : Date.now() + Math.round(Math.max(50, slot.averageMs) * (1 + spread));
 }

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ParleyConfig } from '@parley/platform';
-import { WebhookStoreModule } from '@parley/store';
+import { ParleyStore, WebhookSlots, WebhookStoreModule } from '@parley/store';
 import { WebhookDeliveryProcessor } from './webhook-delivery.processor';
 import { WebhookDispatcher } from './webhook.dispatcher';
 import { WebhookRouter } from './webhook.router';
@@ -15,6 +15,18 @@ export class WebhooksModule {
       imports: [WebhookStoreModule.forRoot(config)],
       providers: [
         { provide: WebhookSender, useFactory: () => new WebhookSender({ timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }) },
+        {
+          provide: WebhookSlots,
+          inject: [ParleyStore],
+          useFactory: (store: ParleyStore) =>
+            new WebhookSlots(store.ctx, {
+              inFlight: config.webhookEndpointConcurrency,
+              failuresToPause: config.webhookPauseAfter,
+              pauseMs: config.webhookPauseMs,
+              longestPauseMs: config.webhookPauseMs * 32,
+              slotLapseMs: config.webhookTimeoutMs + 5_000,
+            }),
+        },
         WebhookRouter,
         WebhookDispatcher,
         WebhookDeliveryProcessor,

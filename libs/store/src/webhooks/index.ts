@@ -6,3 +6,4 @@ export * from './webhook-subscriptions';
 export * from './webhook.queue';
 export * from './webhook.store';
 export * from './webhook-store.module';
+export * from './webhook-slots';

@@ -93,7 +93,13 @@ export class WebhookRepository {
   /** Deletes the endpoint and its delivery log; returns how many endpoints the tenant has left, or null if there was none. */
   async delete(tenant: string, id: string): Promise<number | null> {
     const k = this.ctx.keys;
-    const left = Number(await this.ctx.scripts.run('webhookDelete', [k.webhooks(tenant), k.webhookDeliveries(tenant, id)], [id, k.webhookDelivery(tenant, '')]));
+    const left = Number(
+      await this.ctx.scripts.run(
+        'webhookDelete',
+        [k.webhooks(tenant), k.webhookDeliveries(tenant, id), k.webhookInflight(tenant, id), k.webhookHealth(tenant, id)],
+        [id, k.webhookDelivery(tenant, '')],
+      ),
+    );
     return left < 0 ? null : left;
   }
 }

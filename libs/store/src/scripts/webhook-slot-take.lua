@@ -1,0 +1,22 @@
+-- webhook-slot-take: a slot to send one delivery to an endpoint now, unless the endpoint has too many
+-- deliveries in flight, or is paused after failing many times in a row. Once a pause is over, one try
+-- at a time finds out whether the endpoint is back.
+-- KEYS[1] the endpoint's in-flight set (zset: delivery id -> when its slot lapses, epoch ms)  KEYS[2] the endpoint's health hash
+-- ARGV[1] delivery id  ARGV[2] now (epoch ms)  ARGV[3] when the slot lapses unless given back first (a crashed sender's)
+-- ARGV[4] most deliveries in flight at once  ARGV[5] failures in a row after which the endpoint is paused
+-- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms)}
+local now = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local health = redis.call('HMGET', KEYS[2], 'failures', 'pausedUntil', 'avgMs')
+local pausedUntil = tonumber(health[2] or '0')
+if pausedUntil > now then
+  return {'paused', pausedUntil}
+end
+local most = tonumber(health[1] or '0') >= tonumber(ARGV[5]) and 1 or tonumber(ARGV[4])
+-- A delivery taking its slot again (its try was cut short) does not count against itself.
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= most then
+  return {'busy', tonumber(health[3] or '0')}
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+return {'ok'}
