@@ -118,7 +118,7 @@ function printWelcome(config: ParleyConfig, gatewayUrl: string, redisUrl: string
   if (config.usingDevSecret) {
     lines.push(
       '',
-      '  WARNING: PARLEY_JWT_SECRET is not set, so tokens are signed with the public dev secret.',
+      '  WARNING: PARLEY_JWT_SECRET is unset (or the public dev secret), so tokens are signed with the public dev secret.',
       '           Anyone can mint tokens for this gateway. Set PARLEY_JWT_SECRET before exposing it.',
     );
   }

@@ -169,6 +169,10 @@ export class RedisKeys {
   webhookInflight(tenant: string, webhookId: string): string {
     return `${this.tenant(tenant)}:webhook:${webhookId}:inflight`;
   }
+  /** An endpoint's deliveries waiting for a slot: delivery id scored by when it last looked (epoch ms). */
+  webhookWaiting(tenant: string, webhookId: string): string {
+    return `${this.tenant(tenant)}:webhook:${webhookId}:waiting`;
+  }
   /** An endpoint's health: failures in a row, paused until, average duration of a try. */
   webhookHealth(tenant: string, webhookId: string): string {
     return `${this.tenant(tenant)}:webhook:${webhookId}:health`;

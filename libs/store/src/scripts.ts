@@ -35,10 +35,10 @@ const SCRIPTS = {
   agentRevoke: { file: 'agent-revoke.lua', keys: 1 },
   webhookCreate: { file: 'webhook-create.lua', keys: 3 },
   webhookSwap: { file: 'webhook-swap.lua', keys: 1 },
-  webhookDelete: { file: 'webhook-delete.lua', keys: 4 },
+  webhookDelete: { file: 'webhook-delete.lua', keys: 5 },
   webhookCreateDelivery: { file: 'webhook-delivery-create.lua', keys: 3 },
   webhookRecordAttempt: { file: 'webhook-delivery-attempt.lua', keys: 2 },
-  webhookSlotTake: { file: 'webhook-slot-take.lua', keys: 2 },
+  webhookSlotTake: { file: 'webhook-slot-take.lua', keys: 3 },
   webhookSlotGive: { file: 'webhook-slot-give.lua', keys: 2 },
 } as const;
 

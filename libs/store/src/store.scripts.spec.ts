@@ -537,6 +537,25 @@ describe('deadline sweep', () => {
 });
 
 describe('one answer, once', () => {
+  it("an answer to the question of a run that ended, still kept, joins the run's event history but not its log", async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const interaction = await parkAsking(store, lease, request(run));
+    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
+    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+    const logLength = await admin.llen(k.runLog(TENANT, run.runId));
+    const ttl = await admin.ttl(k.runEventSeqs(TENANT, run.runId));
+    expect(ttl).toBeGreaterThan(0);
+
+    expect(await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved', wake: null });
+    const history = await store.events.readRun(TENANT, run.runId, 0, 100);
+    expect(history.at(-1)).toMatchObject({ type: 'interaction.resolved', data: { interactionId: interaction.id } });
+    expect(await admin.llen(k.runLog(TENANT, run.runId))).toBe(logLength);
+    expect(await admin.ttl(k.runEventSeqs(TENANT, run.runId))).toBeGreaterThan(0);
+  });
+
   it("an answer to the question of a run that ended is recorded on the interaction only, without touching the run's keys", async () => {
     const store = makeStore();
     const k = store.ctx.keys;

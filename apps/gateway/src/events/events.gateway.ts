@@ -26,7 +26,6 @@ import {
   parseAnswerBody,
   parseOrThrow,
   type ErrorBody,
-  type EventType,
   type Interaction,
   type ParleyEvent,
   type TokenClaims,
@@ -38,16 +37,8 @@ import { toErrorReply } from '../http/error.filter';
 import { InteractionsService } from '../interactions/interactions.service';
 import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
+import { admits, matches, type Subscription } from './subscription';
 
-/** One socket's view of the event stream: what it asked for and how far it has got. */
-interface Subscription {
-  runId?: string;
-  owner?: string;
-  types?: ReadonlySet<EventType>;
-  lastSeq: number;
-  /** While the replay runs, live events wait here so none overtakes or duplicates it. */
-  buffer: ParleyEvent[] | null;
-}
 
 interface SocketData {
   user: TokenClaims;
@@ -215,7 +206,11 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         buffer: [],
       };
       data(socket).subscription = subscription;
-      await this.replay(socket, user.tenant, subscription, overtaken);
+      do {
+        // A slow client's replay can outlast what the buffer holds of a busy tenant: then read on from the stream.
+        subscription.overflowed = false;
+        await this.replay(socket, user.tenant, subscription, overtaken);
+      } while (subscription.overflowed);
       const buffered = subscription.buffer ?? [];
       subscription.buffer = null;
       buffered.forEach((event) => this.deliver(socket, subscription!, event));
@@ -331,33 +326,11 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   }
 }
 
-/**
- * Whether a live event goes to a subscription now: not while its replay runs (the event waits in
- * the buffer), not twice, not outside its run or owner. Moves the subscription's `lastSeq`.
- */
-function admits(subscription: Subscription, event: ParleyEvent): boolean {
-  if (subscription.buffer) {
-    subscription.buffer.push(event);
-    return false;
-  }
-  if (event.seq <= subscription.lastSeq) {
-    return false;
-  }
-  subscription.lastSeq = event.seq;
-  return matches(subscription, event);
-}
 
 function data(socket: Socket): SocketData {
   return socket.data as SocketData;
 }
 
-function matches(subscription: Subscription, event: ParleyEvent): boolean {
-  return (
-    (!subscription.runId || event.runId === subscription.runId) &&
-    (!subscription.owner || event.owner === subscription.owner) &&
-    (!subscription.types || subscription.types.has(event.type))
-  );
-}
 
 /**
  * Resolves once the socket's transport has written out everything it was handed (engine.io holds

@@ -3,7 +3,7 @@ import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq'
 import { WEBHOOK_QUEUE, WebhookDeliveryJobSchema, parseOrThrow, type WebhookDeliveryJob } from '@parley/contracts';
 import { metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, QueueProcessor, WEBHOOK_HEADERS, WebhookSlots, WebhookStore, signatureHeader, signingSecrets, type SlotResult } from '@parley/store';
-import { WebhookSender } from './webhook.sender';
+import { WebhookSender, type SendResult } from './webhook.sender';
 
 /**
  * Sends one delivery per job try. BullMQ does the retrying (attempts, exponential backoff); a
@@ -49,10 +49,20 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
       return;
     }
     const { tenant, deliveryId } = payload.data;
-    const record = await this.webhooks.deliveries.get(tenant, deliveryId);
-    if (record?.delivery.status === 'pending') {
-      await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: `gave up: ${error.message}` });
+    if ((await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: `gave up: ${error.message}` })) !== null) {
       metrics.webhookDeliveriesGivenUp.inc();
+    }
+  }
+
+  /** After the try is recorded: a failure to give the slot back only delays the endpoint's next try until the slot lapses. */
+  private async giveSlot(tenant: string, webhookId: string, deliveryId: string, result: SendResult): Promise<void> {
+    try {
+      const health = await this.slots.give(tenant, webhookId, deliveryId, result.outcome !== 'retry', result.durationMs);
+      if (health.pausedUntil !== null) {
+        this.logger.warn(`webhook ${webhookId} of ${tenant} paused until ${new Date(health.pausedUntil).toISOString()} after ${health.failures} failures in a row`);
+      }
+    } catch (error) {
+      this.logger.warn(`giving back a webhook slot failed (it lapses on its own): ${(error as Error).message}`);
     }
   }
 
@@ -97,10 +107,6 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
       },
       record.payload,
     );
-    const health = await this.slots.give(tenant, webhookId, deliveryId, result.outcome !== 'retry', result.durationMs);
-    if (health.pausedUntil !== null) {
-      this.logger.warn(`webhook ${webhookId} of ${tenant} paused until ${new Date(health.pausedUntil).toISOString()} after ${health.failures} failures in a row`);
-    }
     const last = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const status = result.outcome === 'delivered' ? 'delivered' : result.outcome === 'permanent' || last ? 'failed' : 'pending';
     await this.webhooks.deliveries.record(tenant, deliveryId, {
@@ -114,6 +120,7 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
       ...(result.status !== undefined ? { lastStatus: result.status } : {}),
       ...(result.error ? { lastError: result.error } : {}),
     });
+    await this.giveSlot(tenant, webhookId, deliveryId, result);
     if (result.outcome === 'permanent') {
       throw new UnrecoverableError(result.error ?? 'permanent failure');
     }
@@ -128,8 +135,8 @@ function waitReason(slot: Exclude<SlotResult, { status: 'ok' }>): string {
   return slot.status === 'paused' ? 'the endpoint was paused after failing' : 'the endpoint had other deliveries in flight';
 }
 
-/** When a job kept from its endpoint looks again: after the pause (spread out), or after about one try's time. */
+/** When a job kept from its endpoint looks again: after the pause, or about when its turn could come; spread out. */
 function retryAt(slot: Exclude<SlotResult, { status: 'ok' }>): number {
   const spread = Math.random();
-  return slot.status === 'paused' ? slot.until + Math.round(spread * 1000) : Date.now() + Math.round(Math.max(50, slot.averageMs) * (1 + spread));
+  return slot.status === 'paused' ? slot.until + Math.round(spread * 1000) : Date.now() + Math.round(slot.retryInMs * (0.5 + spread));
 }

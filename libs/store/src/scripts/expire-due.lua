@@ -39,7 +39,7 @@ for i = 1, #due, 2 do
       redis.call('RPUSH', runKey .. ':log',
         '{"type":"answer","interactionId":' .. idJson .. ',"outcome":"expired","by":' .. by .. ',"at":' .. cjson.encode(AT) .. '}')
     end
-    emitFor(runLive and seqsKey or nil, runId, owner, 'interaction.resolved',
+    emitFor((runLive or redis.call('EXISTS', seqsKey) == 1) and seqsKey or nil, runId, owner, 'interaction.resolved',
       '{"interactionId":' .. idJson .. ',"outcome":"expired","by":' .. by .. ',"at":' .. cjson.encode(AT) ..
       (ix[3] == 'tool_approval' and ',"decision":"deny"' or '') .. '}')
     local wake = runLive and wakeRun(runKey, runKey .. ':inbox', 'answer', seqsKey, runId, owner) or -1

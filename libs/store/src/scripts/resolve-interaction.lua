@@ -38,7 +38,8 @@ end
 -- A run that ended (or is gone after its retention) gets no answer entry and no wake: they would
 -- recreate its keys without a TTL (as in expire-due).
 if not runLive then
-  emitFor(nil, RUN_ID, OWNER, 'interaction.resolved', ARGV[12])
+  -- The event joins the run's history only while that is kept (appending keeps its expiry).
+  emitFor(redis.call('EXISTS', KEYS[3]) == 1 and KEYS[3] or nil, RUN_ID, OWNER, 'interaction.resolved', ARGV[12])
   return {'resolved', -1}
 end
 redis.call('RPUSH', KEYS[7], ARGV[11])

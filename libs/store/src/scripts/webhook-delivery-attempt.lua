@@ -1,10 +1,11 @@
--- webhook-delivery-attempt: records the outcome of one try (or a refusal without a try) on a delivery.
+-- webhook-delivery-attempt: records the outcome of one try (or a refusal without a try) on a delivery still pending.
 -- KEYS[1] delivery record hash  KEYS[2] the delivery's attempts list
 -- ARGV[1] attempt JSON ('' = no try was made: nothing is appended, the count stays)  ARGV[2] new status
 -- ARGV[3] receiver's HTTP status ('' none)  ARGV[4] error ('' none)  ARGV[5] ISO time
 -- ARGV[6] attempts kept  ARGV[7] retention (secs) once the status is final
 -- Result: the attempt count, or -1 when the record is gone (trimmed from the log, or its endpoint deleted)
-if redis.call('EXISTS', KEYS[1]) == 0 then
+--   or no longer pending (settled meanwhile, e.g. given up by the log's cap): it is left as it is
+if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then
   return -1
 end
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')

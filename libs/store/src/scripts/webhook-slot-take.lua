@@ -2,9 +2,11 @@
 -- deliveries in flight, or is paused after failing many times in a row. Once a pause is over, one try
 -- at a time finds out whether the endpoint is back.
 -- KEYS[1] the endpoint's in-flight set (zset: delivery id -> when its slot lapses, epoch ms)  KEYS[2] the endpoint's health hash
+-- KEYS[3] the endpoint's waiting set (zset: delivery id -> when it last found the endpoint busy, epoch ms)
 -- ARGV[1] delivery id  ARGV[2] now (epoch ms)  ARGV[3] when the slot lapses unless given back first (a crashed sender's)
 -- ARGV[4] most deliveries in flight at once  ARGV[5] failures in a row after which the endpoint is paused
--- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms)}
+-- ARGV[6] how long a waiter counts without looking again (ms: it was given up or its endpoint deleted)
+-- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms), deliveries waiting}
 local now = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local health = redis.call('HMGET', KEYS[2], 'failures', 'pausedUntil', 'avgMs')
@@ -15,8 +17,13 @@ end
 local most = tonumber(health[1] or '0') >= tonumber(ARGV[5]) and 1 or tonumber(ARGV[4])
 -- A delivery taking its slot again (its try was cut short) does not count against itself.
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= most then
-  return {'busy', tonumber(health[3] or '0')}
+  -- Waiters are counted so that they look again about when their turn could come, not all at once.
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
+  redis.call('ZADD', KEYS[3], now, ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
+  return {'busy', tonumber(health[3] or '0'), redis.call('ZCARD', KEYS[3])}
 end
+redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 redis.call('PEXPIREAT', KEYS[1], ARGV[3])
 return {'ok'}

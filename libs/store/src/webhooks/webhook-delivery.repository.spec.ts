@@ -58,6 +58,10 @@ describe("an endpoint's delivery log", () => {
     const givenUp = await deliveries.get(TENANT, 'd3');
     expect(givenUp?.delivery).toMatchObject({ status: 'failed', lastError: expect.stringContaining('given up') });
     expect(await redis.ttl(ctx.keys.webhookDelivery(TENANT, 'd3'))).toBeGreaterThan(0);
+    // A try of d3 that was under way when it was given up records nothing: it stays given up.
+    const attempt = { at: new Date().toISOString(), durationMs: 5, status: 503, error: 'HTTP 503' };
+    expect(await deliveries.record(TENANT, 'd3', { attempt, status: 'pending', lastStatus: 503 })).toBeNull();
+    expect((await deliveries.get(TENANT, 'd3'))?.delivery).toMatchObject({ status: 'failed', attempts: 0, lastError: expect.stringContaining('given up') });
     expect(await redis.zcard(ctx.keys.webhookDeliveries(TENANT, WEBHOOK))).toBe(cap);
     expect((await deliveries.list(TENANT, WEBHOOK, 1)).map((d) => d.id)).toEqual([`d${cap + 3}`]);
   });

@@ -73,7 +73,7 @@ export class WebhookDeliveryRepository {
     }
   }
 
-  /** Returns the attempt count, or null when the record is gone. */
+  /** Returns the attempt count, or null when the record is gone or no longer pending (then nothing is written). */
   async record(tenant: string, deliveryId: string, outcome: AttemptOutcome, now = new Date()): Promise<number | null> {
     const k = this.ctx.keys;
     const result = Number(

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { StoreContext } from '../store.context';
 import { WebhookSlots } from './webhook-slots';
+import { WebhookRepository } from './webhook.repository';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -18,22 +19,41 @@ describe("an endpoint's sending slots", () => {
   });
 
   afterEach(async () => {
-    await redis.del(ctx.keys.webhookInflight('acme', 'wh'), ctx.keys.webhookHealth('acme', 'wh'));
+    await redis.del(ctx.keys.webhookInflight('acme', 'wh'), ctx.keys.webhookHealth('acme', 'wh'), ctx.keys.webhookWaiting('acme', 'wh'));
     await redis.quit();
   });
 
   it('lets a few deliveries in at once; a slot given back, or lapsed, makes room; one taken again counts once', async () => {
     expect(await slots.take('acme', 'wh', 'd1', T0)).toEqual({ status: 'ok' });
     expect(await slots.take('acme', 'wh', 'd2', T0)).toEqual({ status: 'ok' });
-    expect(await slots.take('acme', 'wh', 'd3', T0)).toEqual({ status: 'busy', averageMs: 0 });
+    expect(await slots.take('acme', 'wh', 'd3', T0)).toEqual({ status: 'busy', retryInMs: 50 });
     // d1's try was cut short and it comes back: it still holds its slot.
     expect(await slots.take('acme', 'wh', 'd1', T0 + 1)).toEqual({ status: 'ok' });
 
     await slots.give('acme', 'wh', 'd2', true, 80, T0 + 2);
     expect(await slots.take('acme', 'wh', 'd3', T0 + 3)).toEqual({ status: 'ok' });
-    expect(await slots.take('acme', 'wh', 'd4', T0 + 4)).toEqual({ status: 'busy', averageMs: 80 });
-    // Nobody gives d1's and d3's slots back (their sender died): they lapse.
-    expect(await slots.take('acme', 'wh', 'd4', T0 + 10_002)).toEqual({ status: 'ok' });
+    expect(await slots.take('acme', 'wh', 'd4', T0 + 4)).toEqual({ status: 'busy', retryInMs: 80 });
+    // Nobody gives d1's and d3's slots back (their senders died): both lapse.
+    expect(await slots.take('acme', 'wh', 'd4', T0 + 10_004)).toEqual({ status: 'ok' });
+    expect(await slots.take('acme', 'wh', 'd5', T0 + 10_004)).toEqual({ status: 'ok' });
+  });
+
+  it('tells a delivery kept waiting to look again about when its turn could come: later the more are waiting', async () => {
+    await slots.take('acme', 'wh', 'd1', T0);
+    await slots.take('acme', 'wh', 'd2', T0);
+    await slots.give('acme', 'wh', 'd2', true, 100, T0);
+    await slots.take('acme', 'wh', 'd2', T0);
+    const waits: number[] = [];
+    for (let n = 3; n <= 10; n++) {
+      const busy = await slots.take('acme', 'wh', `d${n}`, T0 + 1);
+      waits.push(busy.status === 'busy' ? busy.retryInMs : -1);
+    }
+    // 100 ms a try, 2 at a time: the 8th waiter's turn is about 4 tries away.
+    expect(waits).toEqual([100, 100, 150, 200, 250, 300, 350, 400]);
+    // One that got its slot no longer counts among the waiting.
+    await slots.give('acme', 'wh', 'd1', true, 100, T0 + 2);
+    expect(await slots.take('acme', 'wh', 'd3', T0 + 2)).toEqual({ status: 'ok' });
+    expect(await slots.take('acme', 'wh', 'd11', T0 + 3)).toEqual({ status: 'busy', retryInMs: 400 });
   });
 
   it('pauses an endpoint after failures in a row, longer each further failure, one try at a time after a pause; an answer clears it', async () => {
@@ -52,5 +72,27 @@ describe("an endpoint's sending slots", () => {
     expect(await slots.give('acme', 'wh', 'd8', true, 10, T0 + 11_005)).toEqual({ failures: 0, pausedUntil: null });
     expect(await slots.take('acme', 'wh', 'd9', T0 + 11_006)).toEqual({ status: 'ok' });
     expect(await slots.take('acme', 'wh', 'd10', T0 + 11_006)).toEqual({ status: 'ok' });
+  });
+
+  it('an endpoint given a new address, or turned back on, starts with no failures and no pause', async () => {
+    const endpoints = new WebhookRepository(ctx);
+    const created = await endpoints.create('acme', { url: 'https://hooks.example.com/a', events: ['run.finished'] }, 20);
+    if (created.status !== 'created') {
+      throw new Error('not created');
+    }
+    const { id } = created.webhook;
+    try {
+      for (let n = 1; n <= 3; n++) {
+        await slots.give('acme', id, `d${n}`, false, 10, T0);
+      }
+      expect(await slots.take('acme', id, 'd4', T0 + 1)).toEqual({ status: 'paused', until: T0 + 1_000 });
+      await endpoints.update('acme', id, (current) => ({ ...current, description: 'renamed' }));
+      expect(await slots.take('acme', id, 'd4', T0 + 1)).toMatchObject({ status: 'paused' });
+      await endpoints.update('acme', id, (current) => ({ ...current, url: 'https://hooks.example.com/b' }));
+      expect(await slots.take('acme', id, 'd4', T0 + 1)).toEqual({ status: 'ok' });
+    } finally {
+      await endpoints.delete('acme', id);
+      expect(await redis.exists(ctx.keys.webhookInflight('acme', id), ctx.keys.webhookHealth('acme', id))).toBe(0);
+    }
   });
 });

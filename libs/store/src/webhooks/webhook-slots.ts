@@ -13,7 +13,8 @@ export interface EndpointGuard {
   slotLapseMs: number;
 }
 
-export type SlotResult = { status: 'ok' } | { status: 'paused'; until: number } | { status: 'busy'; averageMs: number };
+/** `busy`: look again in `retryInMs`, about when this delivery's turn could come. */
+export type SlotResult = { status: 'ok' } | { status: 'paused'; until: number } | { status: 'busy'; retryInMs: number };
 
 export interface SlotReturn {
   failures: number;
@@ -23,6 +24,10 @@ export interface SlotReturn {
 
 /** Health of a quiet endpoint is forgotten after this. */
 const HEALTH_TTL_SECS = 24 * 3600;
+/** A delivery waiting for a busy endpoint looks again at least this often (and at most every 50 ms)... */
+const LONGEST_WAIT_MS = 60_000;
+/** ...and stops counting as waiting when it has not looked for this long. */
+const WAITER_STALE_MS = 5 * LONGEST_WAIT_MS;
 
 /**
  * Slots to send to an endpoint. A dead or slow receiver holds at most `inFlight` of the workers'
@@ -37,16 +42,19 @@ export class WebhookSlots {
 
   async take(tenant: string, webhookId: string, deliveryId: string, now = Date.now()): Promise<SlotResult> {
     const k = this.ctx.keys;
-    const [status, value] = (await this.ctx.scripts.run(
+    const [status, value, waiting] = (await this.ctx.scripts.run(
       'webhookSlotTake',
-      [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId)],
-      [deliveryId, now, now + this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause],
-    )) as [string, number?];
+      [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId), k.webhookWaiting(tenant, webhookId)],
+      [deliveryId, now, now + this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause, WAITER_STALE_MS],
+    )) as [string, number?, number?];
     switch (status) {
       case 'paused':
         return { status: 'paused', until: Number(value) };
-      case 'busy':
-        return { status: 'busy', averageMs: Number(value ?? 0) };
+      case 'busy': {
+        // Ahead of it, about `waiting` deliveries sent `inFlight` at a time, each taking the average try.
+        const turn = Math.max(50, Number(value ?? 0)) * Math.max(1, Number(waiting ?? 1) / this.guard.inFlight);
+        return { status: 'busy', retryInMs: Math.round(Math.min(LONGEST_WAIT_MS, turn)) };
+      }
       default:
         return { status: 'ok' };
     }

@@ -81,6 +81,10 @@ export class WebhookRepository {
       const next = StoredWebhookSchema.parse(change(current));
       const result = await this.ctx.scripts.run('webhookSwap', [key], [id, raw, JSON.stringify(next)]);
       if (result === 'ok') {
+        if (next.url !== current.url || next.enabled !== current.enabled) {
+          // A new address, or an endpoint turned back on, is not held to the old one's failures.
+          await this.ctx.redis.del(this.ctx.keys.webhookHealth(tenant, id));
+        }
         return next;
       }
       if (result === 'missing') {
@@ -96,7 +100,7 @@ export class WebhookRepository {
     const left = Number(
       await this.ctx.scripts.run(
         'webhookDelete',
-        [k.webhooks(tenant), k.webhookDeliveries(tenant, id), k.webhookInflight(tenant, id), k.webhookHealth(tenant, id)],
+        [k.webhooks(tenant), k.webhookDeliveries(tenant, id), k.webhookInflight(tenant, id), k.webhookHealth(tenant, id), k.webhookWaiting(tenant, id)],
         [id, k.webhookDelivery(tenant, '')],
       ),
     );
