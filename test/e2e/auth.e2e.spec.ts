@@ -1,4 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
@@ -6,6 +8,7 @@ import { io } from 'socket.io-client';
 import type { Role } from '@parley/contracts';
 import { signToken } from '@parley/platform';
 import { askerAgent } from '../support/agents';
+import { EventsGateway } from '../../apps/gateway/src/events/events.gateway';
 import { TestStack, writeAgents, type TestClient } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
@@ -197,5 +200,71 @@ describe('a socket lives no longer than its token', () => {
     });
     expect(again.message).toBe('invalid token: token expired');
     socket.close();
+  });
+});
+
+describe('a signing key removed from the key set', () => {
+  let keyed: TestStack;
+  let jwks: Server;
+  let served: object;
+  /** The key set once the identity provider has dropped the old key. */
+  let rotated: object;
+  let oldKey: CryptoKey;
+
+  beforeAll(async () => {
+    const [before, after] = await Promise.all([generateKeyPair('RS256'), generateKeyPair('RS256')]);
+    oldKey = before.privateKey;
+    const keyOf = async (pair: typeof before, kid: string) => ({ ...(await exportJWK(pair.publicKey)), kid, alg: 'RS256', use: 'sig' });
+    served = { keys: [await keyOf(before, 'old'), await keyOf(after, 'new')] };
+    rotated = { keys: [await keyOf(after, 'new')] };
+    jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served)));
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    keyed = await TestStack.start({
+      agentsDir: writeAgents([askerAgent()]),
+      overrides: {
+        jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`,
+        jwksCacheSecs: 1,
+        jwtIssuer: ISSUER,
+        jwtAudience: AUDIENCE,
+        acceptSecretTokens: false,
+        usingDevSecret: false,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await keyed.close();
+    jwks.closeAllConnections();
+    await new Promise<void>((resolve) => jwks.close(() => resolve()));
+  });
+
+  it('closes the sockets that signed in with it and refuses its tokens, within the key set cache', async () => {
+    const token = await new SignJWT({ tenant: 'acme', role: 'member' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'old' })
+      .setSubject('alice')
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(oldKey);
+    const client = await keyed.connect(token);
+    const gateway = keyed.gateway!.get(EventsGateway);
+    try {
+      await gateway.recheckTokens();
+      expect(client.socket.connected).toBe(true);
+      expect((await keyed.http('GET', '/v1/runs', undefined, token)).status).toBe(200);
+
+      served = rotated;
+      await waitFor(
+        async () => {
+          await gateway.recheckTokens();
+          return !client.socket.connected;
+        },
+        { message: 'the socket of the removed key to be closed' },
+      );
+      expect((await keyed.http('GET', '/v1/runs', undefined, token)).status).toBe(401);
+    } finally {
+      client.close();
+    }
   });
 });

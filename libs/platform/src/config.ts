@@ -28,6 +28,8 @@ const EnvSchema = z.object({
   PARLEY_JWKS_URL: z.preprocess(unsetIfEmpty, z.url({ protocol: /^https?$/ }).optional()),
   /** The same as a local file, for air-gapped deployments and tests. */
   PARLEY_JWKS_FILE: z.preprocess(unsetIfEmpty, z.string().optional()),
+  /** How long a fetched PARLEY_JWKS_URL key set is used before it is fetched again. */
+  PARLEY_JWKS_CACHE_SECS: z.coerce.number().int().min(1).max(86_400).default(600),
   PARLEY_JWT_ISSUER: z.preprocess(unsetIfEmpty, z.string().optional()),
   PARLEY_JWT_AUDIENCE: z.preprocess(unsetIfEmpty, z.string().optional()),
   PARLEY_JWT_CLOCK_SKEW_SECS: z.coerce.number().int().min(0).max(600).default(30),
@@ -95,6 +97,8 @@ export interface ParleyConfig {
    * public dev secret never opens a deployment that uses an identity provider.
    */
   acceptSecretTokens: boolean;
+  /** How long a fetched remote key set is used (a removed key stops verifying within this); a verified token is trusted no longer. */
+  jwksCacheSecs: number;
   /** The gateway accepts tokens signed with the public development secret. */
   usingDevSecret: boolean;
   /** Remote JWKS (asymmetric keys of an identity provider). At most one of jwksUrl and jwksFile. */
@@ -195,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...(e.PARLEY_JWT_ISSUER ? { jwtIssuer: e.PARLEY_JWT_ISSUER } : {}),
     ...(e.PARLEY_JWT_AUDIENCE ? { jwtAudience: e.PARLEY_JWT_AUDIENCE } : {}),
     jwtClockSkewSecs: e.PARLEY_JWT_CLOCK_SKEW_SECS,
+    jwksCacheSecs: e.PARLEY_JWKS_CACHE_SECS,
     agentsDir: e.PARLEY_AGENTS_DIR,
     host: e.PARLEY_HOST,
     port: e.PORT,

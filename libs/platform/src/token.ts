@@ -14,7 +14,7 @@ import {
 } from 'jose';
 import { TokenClaimsSchema, UnauthenticatedError, type TokenClaims } from '@parley/contracts';
 import type { ParleyConfig } from './config';
-import { VerifiedTokens } from './verified-tokens';
+import { VERIFIED_TOKEN_TTL_MS, VerifiedTokens } from './verified-tokens';
 
 /** The only algorithm verified with the shared secret. */
 const SECRET_ALGORITHMS = ['HS256'];
@@ -68,7 +68,15 @@ export interface TokenVerifierOptions {
   clockSkewSecs?: number;
   /** The time (epoch ms) tokens are checked against; the system clock unless a test says. */
   clock?: () => number;
+  /**
+   * How long a fetched remote key set is used before it is fetched again (default 10 minutes): a key
+   * removed from it stops verifying within this. A verified token is trusted no longer than this either.
+   */
+  keySetCacheMs?: number;
 }
+
+/** jose's own default for a remote key set. */
+const DEFAULT_KEY_SET_CACHE_MS = 600_000;
 
 /** The key set could not be fetched: not the caller's fault, so a 500 (and a log line), not a 401. */
 export class KeySetUnavailableError extends Error {
@@ -92,7 +100,7 @@ export class TokenVerifier {
   private readonly checks: Pick<JWTVerifyOptions, 'issuer' | 'audience' | 'clockTolerance' | 'requiredClaims'>;
   private readonly clockSkewSecs: number;
   private readonly clock: () => number;
-  private readonly verified = new VerifiedTokens();
+  private readonly verified: VerifiedTokens;
 
   constructor(options: TokenVerifierOptions) {
     const keySetSources = [options.jwksUrl, options.jwksFile, options.jwks].filter((source) => source !== undefined);
@@ -108,8 +116,11 @@ export class TokenVerifier {
       this.secret.catch(() => undefined);
     }
     this.remote = options.jwksUrl !== undefined;
+    const keySetCacheMs = options.keySetCacheMs ?? DEFAULT_KEY_SET_CACHE_MS;
+    this.verified = new VerifiedTokens(Math.min(VERIFIED_TOKEN_TTL_MS, keySetCacheMs));
     if (options.jwksUrl !== undefined) {
-      this.keySet = createRemoteJWKSet(new URL(options.jwksUrl));
+      // An unknown kid fetches again at most every 30 s (jose's cooldown), or as often as the cache lapses.
+      this.keySet = createRemoteJWKSet(new URL(options.jwksUrl), { cacheMaxAge: keySetCacheMs, cooldownDuration: Math.min(30_000, keySetCacheMs) });
     } else if (options.jwksFile !== undefined) {
       this.keySet = createLocalJWKSet(readKeySetFile(options.jwksFile));
     } else if (options.jwks !== undefined) {
@@ -127,9 +138,10 @@ export class TokenVerifier {
   }
 
   static fromConfig(
-    config: Pick<ParleyConfig, 'jwtSecret' | 'acceptSecretTokens' | 'jwksUrl' | 'jwksFile' | 'jwtIssuer' | 'jwtAudience' | 'jwtClockSkewSecs'>,
+    config: Pick<ParleyConfig, 'jwtSecret' | 'acceptSecretTokens' | 'jwksUrl' | 'jwksFile' | 'jwtIssuer' | 'jwtAudience' | 'jwtClockSkewSecs' | 'jwksCacheSecs'>,
   ): TokenVerifier {
     return new TokenVerifier({
+      keySetCacheMs: config.jwksCacheSecs * 1000,
       ...(config.acceptSecretTokens ? { secret: config.jwtSecret } : {}),
       ...(config.jwksUrl === undefined ? {} : { jwksUrl: config.jwksUrl }),
       ...(config.jwksFile === undefined ? {} : { jwksFile: config.jwksFile }),

@@ -42,6 +42,8 @@ import { admits, matches, type Subscription } from './subscription';
 
 interface SocketData {
   user: TokenClaims;
+  /** The bearer token it signed in with, checked again every SOCKET_REFRESH_MS. */
+  token?: string;
   subscription?: Subscription;
   /** How many subscribes this socket sent: each takes the next number as it arrives. */
   subscribes?: number;
@@ -75,8 +77,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {
     this.unlisten = feed.onEvent((event) => this.fanOut(event));
-    // Live sockets keep their slots; a crashed gateway's slots expire and stop counting.
-    this.refresher = setInterval(() => void this.refreshSlots(), SOCKET_REFRESH_MS);
+    // Live sockets keep their slots (a crashed gateway's expire and stop counting), and their tokens are checked again.
+    this.refresher = setInterval(() => {
+      this.refreshSlots()
+        .then(() => this.recheckTokens())
+        .catch((error: unknown) => this.logger.warn(`checking the sockets' tokens failed: ${(error as Error).message}`));
+    }, SOCKET_REFRESH_MS);
     this.refresher.unref();
   }
 
@@ -86,8 +92,10 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
       this.auth.authenticate(header).then(
         async (user) => {
+          const bearer = typeof token === 'string' ? token : /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
           (socket.data as SocketData).user = user;
-          closeAtExpiry(socket, typeof token === 'string' ? token : /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1]);
+          (socket.data as SocketData).token = bearer;
+          closeAtExpiry(socket, bearer);
           // A slot in the tenant's connection count (across gateways); past the limit the handshake is refused.
           const slot = `${this.instanceId}:${socket.id}`;
           await this.store.limits.acquireSocket(user.tenant, slot, this.config.limitSockets);
@@ -173,6 +181,26 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
    * no subscription of its own behind (nothing buffers for it) and is acked with an error; one whose
    * message is refused changes nothing.
    */
+  /**
+   * Checks every socket's token again: one whose signing key was removed from the key set (or that
+   * is refused for any other reason) is closed. A key set that cannot be fetched closes nothing.
+   */
+  async recheckTokens(): Promise<void> {
+    for (const set of this.sockets.values()) {
+      for (const socket of [...set]) {
+        const { token } = data(socket);
+        try {
+          await this.auth.authenticate(token === undefined ? undefined : `Bearer ${token}`);
+        } catch (error) {
+          const { status } = toErrorReply(error);
+          if (status === 401 || status === 403) {
+            socket.disconnect(true);
+          }
+        }
+      }
+    }
+  }
+
   @SubscribeMessage(SOCKET.subscribe)
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number }>> {
     let subscription: Subscription | undefined;
