@@ -30,20 +30,31 @@ function anyPort(host: string): Promise<number> {
 }
 
 /**
- * A port that was free a moment ago, for a service about to start. Below the ephemeral range where
- * there is room (so no outgoing connection takes it meanwhile), else one the OS picks; never one
- * handed out before in this process.
+ * A port that was free a moment ago, for a service about to start, with `port + offset` free too
+ * when an offset is given (a Redis Cluster node's bus port). Below the ephemeral range where there
+ * is room (so no outgoing connection takes it meanwhile), else one the OS picks; never one handed
+ * out before in this process.
  */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
+export async function freePort(host = '127.0.0.1', offset = 0): Promise<number> {
   const range = ephemeralRange();
-  const below = range && range[0] > 20_000 ? range[0] : null;
+  const top = range ? range[0] - offset : 0;
   for (let tries = 0; ; tries++) {
-    const port = below !== null && tries < 200 ? 10_000 + Math.floor(Math.random() * (below - 10_000)) : await anyPort(host);
-    if (!handedOut.has(port) && (await canListen(host, port))) {
-      handedOut.add(port);
+    const port = top - 10_000 > 1_000 && tries < 200 ? 10_000 + Math.floor(Math.random() * (top - 10_000)) : await anyPort(host);
+    const ports = offset > 0 ? [port, port + offset] : [port];
+    if (ports.every((p) => p < 65_536 && !handedOut.has(p)) && (await allListenable(host, ports))) {
+      ports.forEach((p) => handedOut.add(p));
       return port;
     }
   }
+}
+
+async function allListenable(host: string, ports: number[]): Promise<boolean> {
+  for (const port of ports) {
+    if (!(await canListen(host, port))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Whether a listener could bind host:port right now (false when something else holds it). */

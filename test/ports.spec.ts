@@ -20,4 +20,18 @@ describe('freePort', () => {
     });
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
+
+  it('with an offset, hands out a port whose partner (a cluster bus port) is free and outside that range too', async () => {
+    const port = await freePort('127.0.0.1', 10_000);
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low > 30_000) {
+      expect(port + 10_000).toBeLessThan(low);
+    }
+    const partner = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      partner.once('error', reject);
+      partner.listen(port + 10_000, '127.0.0.1', resolve);
+    });
+    await new Promise<void>((resolve) => partner.close(() => resolve()));
+  });
 });

@@ -34,7 +34,7 @@ const SCRIPTS = {
   agentEnable: { file: 'agent-enable.lua', keys: 2 },
   agentRevoke: { file: 'agent-revoke.lua', keys: 1 },
   webhookCreate: { file: 'webhook-create.lua', keys: 3 },
-  webhookSwap: { file: 'webhook-swap.lua', keys: 1 },
+  webhookSwap: { file: 'webhook-swap.lua', keys: 2 },
   webhookDelete: { file: 'webhook-delete.lua', keys: 5 },
   webhookCreateDelivery: { file: 'webhook-delivery-create.lua', keys: 3 },
   webhookRecordAttempt: { file: 'webhook-delivery-attempt.lua', keys: 2 },

@@ -517,6 +517,22 @@ describe('deadline sweep', () => {
     expect(await admin.hgetall(k.gauges(TENANT))).toMatchObject({ 'open:tool_approval': '0', 'open:multiple_choice': '2', parked: '2' });
   });
 
+  it("expires the question of a run that ended, still kept, into its event history but not its log", async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const interaction = await parkAsking(store, lease, { ...request(run), requestedAt: new Date(Date.now() - 3601 * 1000).toISOString() });
+    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
+    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+    const logLength = await admin.llen(k.runLog(TENANT, run.runId));
+
+    expect(await store.deadlines.expireDue(TENANT, 10)).toEqual({ expired: [expect.objectContaining({ interactionId: interaction.id, wake: null })], dropped: 0 });
+    expect((await store.events.readRun(TENANT, run.runId, 0, 100)).at(-1)).toMatchObject({ type: 'interaction.resolved', data: { interactionId: interaction.id } });
+    expect(await admin.llen(k.runLog(TENANT, run.runId))).toBe(logLength);
+    expect(await admin.ttl(k.runEventSeqs(TENANT, run.runId))).toBeGreaterThan(0);
+  });
+
   it("expires the question of a run that ended without touching the run's keys", async () => {
     const store = makeStore();
     const k = store.ctx.keys;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import {
   ConnectedSocket,
   MessageBody,
@@ -39,11 +39,12 @@ import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
 import { admits, matches, type Subscription } from './subscription';
 
-
 interface SocketData {
   user: TokenClaims;
-  /** The bearer token it signed in with, checked again every SOCKET_REFRESH_MS. */
+  /** The bearer token it signed in with. */
   token?: string;
+  /** Signed with a key of the key set (not the shared secret): checked again every SOCKET_REFRESH_MS. */
+  keySetToken?: boolean;
   subscription?: Subscription;
   /** How many subscribes this socket sent: each takes the next number as it arrives. */
   subscribes?: number;
@@ -65,6 +66,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   /** Names this gateway's sockets in the tenant connection sets shared by all gateways. */
   private readonly instanceId = randomUUID();
   private readonly refresher: NodeJS.Timeout;
+  private rechecking = false;
 
   @WebSocketServer() namespace!: Namespace;
 
@@ -95,6 +97,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
           const bearer = typeof token === 'string' ? token : /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
           (socket.data as SocketData).user = user;
           (socket.data as SocketData).token = bearer;
+          (socket.data as SocketData).keySetToken = bearer !== undefined && decodeProtectedHeader(bearer).alg !== 'HS256';
           closeAtExpiry(socket, bearer);
           // A slot in the tenant's connection count (across gateways); past the limit the handshake is refused.
           const slot = `${this.instanceId}:${socket.id}`;
@@ -176,31 +179,45 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   }
 
   /**
+   * Checks again the token of every socket signed in with a key of the key set: one whose key was
+   * removed from it (or refused for any other reason) is closed. Shared-secret tokens are left alone
+   * (that secret is not taken back while the gateway runs). A key set that cannot be fetched ends the
+   * pass and closes nothing; a pass still running when the next is due lets it go.
+   */
+  async recheckTokens(): Promise<void> {
+    if (this.rechecking) {
+      return;
+    }
+    this.rechecking = true;
+    try {
+      for (const set of this.sockets.values()) {
+        for (const socket of [...set]) {
+          const { token, keySetToken } = data(socket);
+          if (!keySetToken || token === undefined) {
+            continue;
+          }
+          try {
+            await this.auth.authenticate(`Bearer ${token}`);
+          } catch (error) {
+            const { status } = toErrorReply(error);
+            if (status !== 401 && status !== 403) {
+              return;
+            }
+            socket.disconnect(true);
+          }
+        }
+      }
+    } finally {
+      this.rechecking = false;
+    }
+  }
+
+  /**
    * Replaces the socket's subscription. Until the replay is over, live events wait in its buffer. A
    * subscribe that a later one overtook, or that fails once it was the socket's subscription, leaves
    * no subscription of its own behind (nothing buffers for it) and is acked with an error; one whose
    * message is refused changes nothing.
    */
-  /**
-   * Checks every socket's token again: one whose signing key was removed from the key set (or that
-   * is refused for any other reason) is closed. A key set that cannot be fetched closes nothing.
-   */
-  async recheckTokens(): Promise<void> {
-    for (const set of this.sockets.values()) {
-      for (const socket of [...set]) {
-        const { token } = data(socket);
-        try {
-          await this.auth.authenticate(token === undefined ? undefined : `Bearer ${token}`);
-        } catch (error) {
-          const { status } = toErrorReply(error);
-          if (status === 401 || status === 403) {
-            socket.disconnect(true);
-          }
-        }
-      }
-    }
-  }
-
   @SubscribeMessage(SOCKET.subscribe)
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number }>> {
     let subscription: Subscription | undefined;
@@ -354,11 +371,9 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   }
 }
 
-
 function data(socket: Socket): SocketData {
   return socket.data as SocketData;
 }
-
 
 /**
  * Resolves once the socket's transport has written out everything it was handed (engine.io holds

@@ -73,6 +73,7 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
       return 'gone';
     }
     if (record.delivery.status !== 'pending') {
+      await this.slots.forget(tenant, webhookId, deliveryId);
       return record.delivery.status;
     }
     const endpoint = await this.webhooks.endpoints.get(tenant, webhookId);
@@ -81,13 +82,17 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
     }
     if (!endpoint.enabled) {
       await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: 'the endpoint is disabled' });
+      await this.slots.forget(tenant, webhookId, deliveryId);
       return 'endpoint disabled';
     }
     const slot = await this.slots.take(tenant, webhookId, deliveryId);
     if (slot.status !== 'ok') {
       if (Date.now() - Date.parse(record.delivery.createdAt) > this.longestWaitMs) {
-        await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: `given up: ${waitReason(slot)} for longer than its tries would have taken` });
-        metrics.webhookDeliveriesGivenUp.inc();
+        const lastError = `given up: ${waitReason(slot)} for longer than its tries would have taken`;
+        if ((await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError })) !== null) {
+          metrics.webhookDeliveriesGivenUp.inc();
+        }
+        await this.slots.forget(tenant, webhookId, deliveryId);
         return 'given up';
       }
       await job.moveToDelayed(retryAt(slot), token);

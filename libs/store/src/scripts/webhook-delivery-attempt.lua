@@ -4,8 +4,10 @@
 -- ARGV[3] receiver's HTTP status ('' none)  ARGV[4] error ('' none)  ARGV[5] ISO time
 -- ARGV[6] attempts kept  ARGV[7] retention (secs) once the status is final
 -- Result: the attempt count, or -1 when the record is gone (trimmed from the log, or its endpoint deleted)
---   or no longer pending (settled meanwhile, e.g. given up by the log's cap): it is left as it is
-if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then
+--   or no longer pending (settled meanwhile, e.g. given up by the log's cap): it is left as it is, but
+--   a try that was under way when its delivery was given up and went through is recorded as delivered
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= 'pending' and not (status == 'failed' and ARGV[2] == 'delivered' and ARGV[1] ~= '') then
   return -1
 end
 local attempts = tonumber(redis.call('HGET', KEYS[1], 'attempts') or '0')

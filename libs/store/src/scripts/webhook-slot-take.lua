@@ -6,7 +6,7 @@
 -- ARGV[1] delivery id  ARGV[2] now (epoch ms)  ARGV[3] when the slot lapses unless given back first (a crashed sender's)
 -- ARGV[4] most deliveries in flight at once  ARGV[5] failures in a row after which the endpoint is paused
 -- ARGV[6] how long a waiter counts without looking again (ms: it was given up or its endpoint deleted)
--- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms), deliveries waiting}
+-- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms), deliveries waiting, in flight at most now}
 local now = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local health = redis.call('HMGET', KEYS[2], 'failures', 'pausedUntil', 'avgMs')
@@ -21,7 +21,7 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
   redis.call('ZADD', KEYS[3], now, ARGV[1])
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
-  return {'busy', tonumber(health[3] or '0'), redis.call('ZCARD', KEYS[3])}
+  return {'busy', tonumber(health[3] or '0'), redis.call('ZCARD', KEYS[3]), most}
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])

@@ -62,6 +62,9 @@ describe("an endpoint's delivery log", () => {
     const attempt = { at: new Date().toISOString(), durationMs: 5, status: 503, error: 'HTTP 503' };
     expect(await deliveries.record(TENANT, 'd3', { attempt, status: 'pending', lastStatus: 503 })).toBeNull();
     expect((await deliveries.get(TENANT, 'd3'))?.delivery).toMatchObject({ status: 'failed', attempts: 0, lastError: expect.stringContaining('given up') });
+    // One that went through, though, is recorded as delivered: the receiver has it.
+    expect(await deliveries.record(TENANT, 'd3', { attempt: { ...attempt, status: 200 }, status: 'delivered', lastStatus: 200 })).toBe(1);
+    expect((await deliveries.get(TENANT, 'd3'))?.delivery).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(await redis.zcard(ctx.keys.webhookDeliveries(TENANT, WEBHOOK))).toBe(cap);
     expect((await deliveries.list(TENANT, WEBHOOK, 1)).map((d) => d.id)).toEqual([`d${cap + 3}`]);
   });

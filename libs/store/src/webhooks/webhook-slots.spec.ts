@@ -64,7 +64,13 @@ describe("an endpoint's sending slots", () => {
 
     // Past the pause, one try finds out.
     expect(await slots.take('acme', 'wh', 'd4', T0 + 1_001)).toEqual({ status: 'ok' });
-    expect(await slots.take('acme', 'wh', 'd5', T0 + 1_001)).toMatchObject({ status: 'busy' });
+    // The others wait their turn one try at a time (average try 10 ms, counted as 50 at least).
+    expect(await slots.take('acme', 'wh', 'd5', T0 + 1_001)).toEqual({ status: 'busy', retryInMs: 50 });
+    expect(await slots.take('acme', 'wh', 'd6', T0 + 1_001)).toEqual({ status: 'busy', retryInMs: 100 });
+    expect(await slots.take('acme', 'wh', 'd7', T0 + 1_001)).toEqual({ status: 'busy', retryInMs: 150 });
+    // One that stops waiting without a slot (given up) no longer counts.
+    await slots.forget('acme', 'wh', 'd6');
+    expect(await slots.take('acme', 'wh', 'd7', T0 + 1_001)).toEqual({ status: 'busy', retryInMs: 100 });
     expect(await slots.give('acme', 'wh', 'd4', false, 10, T0 + 1_002)).toEqual({ failures: 4, pausedUntil: T0 + 1_002 + 2_000 });
     expect(await slots.give('acme', 'wh', 'd6', false, 10, T0 + 3_003)).toEqual({ failures: 5, pausedUntil: T0 + 3_003 + 4_000 });
     expect(await slots.give('acme', 'wh', 'd7', false, 10, T0 + 7_004)).toEqual({ failures: 6, pausedUntil: T0 + 7_004 + 4_000 });

@@ -42,22 +42,27 @@ export class WebhookSlots {
 
   async take(tenant: string, webhookId: string, deliveryId: string, now = Date.now()): Promise<SlotResult> {
     const k = this.ctx.keys;
-    const [status, value, waiting] = (await this.ctx.scripts.run(
+    const [status, value, waiting, most] = (await this.ctx.scripts.run(
       'webhookSlotTake',
       [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId), k.webhookWaiting(tenant, webhookId)],
       [deliveryId, now, now + this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause, WAITER_STALE_MS],
-    )) as [string, number?, number?];
+    )) as [string, number?, number?, number?];
     switch (status) {
       case 'paused':
         return { status: 'paused', until: Number(value) };
       case 'busy': {
-        // Ahead of it, about `waiting` deliveries sent `inFlight` at a time, each taking the average try.
-        const turn = Math.max(50, Number(value ?? 0)) * Math.max(1, Number(waiting ?? 1) / this.guard.inFlight);
+        // Ahead of it, about `waiting` deliveries sent `most` at a time, each taking the average try.
+        const turn = Math.max(50, Number(value ?? 0)) * Math.max(1, Number(waiting ?? 1) / Number(most ?? this.guard.inFlight));
         return { status: 'busy', retryInMs: Math.round(Math.min(LONGEST_WAIT_MS, turn)) };
       }
       default:
         return { status: 'ok' };
     }
+  }
+
+  /** A delivery that stopped waiting for a slot without taking one (given up, settled, its endpoint disabled). */
+  async forget(tenant: string, webhookId: string, deliveryId: string): Promise<void> {
+    await this.ctx.redis.zrem(this.ctx.keys.webhookWaiting(tenant, webhookId), deliveryId);
   }
 
   /** `answered`: the endpoint replied (delivered, or refused for good); otherwise it failed to. */

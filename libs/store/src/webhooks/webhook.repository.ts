@@ -79,12 +79,10 @@ export class WebhookRepository {
         return null;
       }
       const next = StoredWebhookSchema.parse(change(current));
-      const result = await this.ctx.scripts.run('webhookSwap', [key], [id, raw, JSON.stringify(next)]);
+      // A new address, or an endpoint turned back on, is not held to the old one's failures.
+      const fresh = next.url !== current.url || next.enabled !== current.enabled ? '1' : '';
+      const result = await this.ctx.scripts.run('webhookSwap', [key, this.ctx.keys.webhookHealth(tenant, id)], [id, raw, JSON.stringify(next), fresh]);
       if (result === 'ok') {
-        if (next.url !== current.url || next.enabled !== current.enabled) {
-          // A new address, or an endpoint turned back on, is not held to the old one's failures.
-          await this.ctx.redis.del(this.ctx.keys.webhookHealth(tenant, id));
-        }
         return next;
       }
       if (result === 'missing') {
