@@ -84,6 +84,24 @@ async function acquire(store: ParleyStore, run: NewRun, token: string = randomUU
   return { tenant: run.tenant, runId: run.runId, owner: run.owner, token };
 }
 
+/**
+ * A run that failed while its question was open (a job out of attempts on a run put back to
+ * queued); `due`: the question's deadline has passed; `gone`: the run's keys are gone after its retention.
+ */
+async function endedAsking(options: { due: boolean; gone: boolean }) {
+  const store = makeStore();
+  const k = store.ctx.keys;
+  const run = await newRun(store);
+  const lease = await acquire(store, run);
+  const interaction = await parkAsking(store, lease, options.due ? { ...request(run), requestedAt: new Date(Date.now() - 3601 * 1000).toISOString() } : request(run));
+  await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
+  expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+  if (options.gone) {
+    await admin.del(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId));
+  }
+  return { store, k, run, interaction };
+}
+
 function request(run: NewRun, interactionId: string = randomUUID()): InteractionRequest {
   return {
     tenant: run.tenant,
@@ -518,13 +536,7 @@ describe('deadline sweep', () => {
   });
 
   it("expires the question of a run that ended, still kept, into its event history but not its log", async () => {
-    const store = makeStore();
-    const k = store.ctx.keys;
-    const run = await newRun(store);
-    const lease = await acquire(store, run);
-    const interaction = await parkAsking(store, lease, { ...request(run), requestedAt: new Date(Date.now() - 3601 * 1000).toISOString() });
-    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
-    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+    const { store, k, run, interaction } = await endedAsking({ due: true, gone: false });
     const logLength = await admin.llen(k.runLog(TENANT, run.runId));
 
     expect(await store.deadlines.expireDue(TENANT, 10)).toEqual({ expired: [expect.objectContaining({ interactionId: interaction.id, wake: null })], dropped: 0 });
@@ -534,15 +546,7 @@ describe('deadline sweep', () => {
   });
 
   it("expires the question of a run that ended without touching the run's keys", async () => {
-    const store = makeStore();
-    const k = store.ctx.keys;
-    const run = await newRun(store);
-    const lease = await acquire(store, run);
-    const interaction = await parkAsking(store, lease, { ...request(run), requestedAt: new Date(Date.now() - 3601 * 1000).toISOString() });
-    // Failed while its question was open (a job out of attempts on a run put back to queued), then gone after retention.
-    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
-    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
-    await admin.del(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId));
+    const { store, k, run, interaction } = await endedAsking({ due: true, gone: true });
     const seq = await store.events.lastSeq(TENANT);
 
     expect(await store.deadlines.expireDue(TENANT, 10)).toEqual({ expired: [expect.objectContaining({ interactionId: interaction.id, wake: null })], dropped: 0 });
@@ -554,13 +558,7 @@ describe('deadline sweep', () => {
 
 describe('one answer, once', () => {
   it("an answer to the question of a run that ended, still kept, joins the run's event history but not its log", async () => {
-    const store = makeStore();
-    const k = store.ctx.keys;
-    const run = await newRun(store);
-    const lease = await acquire(store, run);
-    const interaction = await parkAsking(store, lease, request(run));
-    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
-    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
+    const { store, k, run, interaction } = await endedAsking({ due: false, gone: false });
     const logLength = await admin.llen(k.runLog(TENANT, run.runId));
     const ttl = await admin.ttl(k.runEventSeqs(TENANT, run.runId));
     expect(ttl).toBeGreaterThan(0);
@@ -573,15 +571,7 @@ describe('one answer, once', () => {
   });
 
   it("an answer to the question of a run that ended is recorded on the interaction only, without touching the run's keys", async () => {
-    const store = makeStore();
-    const k = store.ctx.keys;
-    const run = await newRun(store);
-    const lease = await acquire(store, run);
-    const interaction = await parkAsking(store, lease, request(run));
-    // Failed while its question was open (a job out of attempts on a run put back to queued), then gone after retention.
-    await admin.hset(k.run(TENANT, run.runId), 'status', 'queued');
-    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false)).toMatchObject({ status: 'ended' });
-    await admin.del(k.run(TENANT, run.runId), k.runLog(TENANT, run.runId), k.runEventSeqs(TENANT, run.runId), k.runInbox(TENANT, run.runId));
+    const { store, k, run, interaction } = await endedAsking({ due: false, gone: true });
     const seq = await store.events.lastSeq(TENANT);
 
     expect(await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved', wake: null });
