@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader } from 'jose';
 import {
   ConnectedSocket,
   MessageBody,
@@ -37,7 +37,9 @@ import { toErrorReply } from '../http/error.filter';
 import { InteractionsService } from '../interactions/interactions.service';
 import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
+import { closeAtExpiry } from './socket.expiry';
 import { admits, matches, type Subscription } from './subscription';
+import { writtenOut } from './socket.writes';
 
 interface SocketData {
   user: TokenClaims;
@@ -373,57 +375,4 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
 
 function data(socket: Socket): SocketData {
   return socket.data as SocketData;
-}
-
-/**
- * Resolves once the socket's transport has written out everything it was handed (engine.io holds
- * back what comes while a write is under way, and sends it when the transport is ready again), or
- * once the socket is closed: a client that stops reading is closed by the heartbeat.
- */
-function writtenOut(socket: Socket): Promise<void> {
-  const conn = socket.conn;
-  return new Promise((resolve) => {
-    let transport = conn.transport;
-    const check = (): void => {
-      if (conn.readyState === 'open' && !conn.transport.writable) {
-        if (conn.transport !== transport) {
-          // Upgraded meanwhile (polling to websocket): the new transport says when it is ready.
-          transport.off('ready', check);
-          transport = conn.transport;
-          transport.on('ready', check);
-        }
-        return;
-      }
-      transport.off('ready', check);
-      conn.off('upgrade', check);
-      conn.off('close', check);
-      resolve();
-    };
-    transport.on('ready', check);
-    conn.on('upgrade', check);
-    conn.on('close', check);
-    check();
-  });
-}
-
-/** Longest setTimeout Node honours; a later expiry is checked again when it fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * A socket lives no longer than the token it signed in with: at the token's `exp` the gateway
- * closes it, and the client's reconnect with the same token is refused. (The token was verified
- * just before, so reading `exp` needs no second verification.)
- */
-function closeAtExpiry(socket: Socket, token: string | undefined): void {
-  const exp = token ? decodeJwt(token).exp : undefined;
-  if (exp === undefined) {
-    return;
-  }
-  const arm = (): void => {
-    const left = exp * 1000 - Date.now();
-    const timer = setTimeout(() => (left > MAX_TIMER_MS ? arm() : socket.disconnect(true)), Math.max(0, Math.min(left, MAX_TIMER_MS)));
-    timer.unref();
-    socket.once('disconnect', () => clearTimeout(timer));
-  };
-  arm();
 }
