@@ -48,8 +48,12 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
     if (!payload.success) {
       return;
     }
-    const { tenant, deliveryId } = payload.data;
-    if ((await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError: `gave up: ${error.message}` })) !== null) {
+    await this.giveUp(payload.data.tenant, payload.data.deliveryId, `gave up: ${error.message}`);
+  }
+
+  /** Records a delivery still pending as failed without further tries, and counts it. */
+  private async giveUp(tenant: string, deliveryId: string, lastError: string): Promise<void> {
+    if ((await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError })) !== null) {
       metrics.webhookDeliveriesGivenUp.inc();
     }
   }
@@ -88,10 +92,7 @@ export class WebhookDeliveryProcessor extends QueueProcessor<WebhookDeliveryJob>
     const slot = await this.slots.take(tenant, webhookId, deliveryId);
     if (slot.status !== 'ok') {
       if (Date.now() - Date.parse(record.delivery.createdAt) > this.longestWaitMs) {
-        const lastError = `given up: ${waitReason(slot)} for longer than its tries would have taken`;
-        if ((await this.webhooks.deliveries.record(tenant, deliveryId, { status: 'failed', lastError })) !== null) {
-          metrics.webhookDeliveriesGivenUp.inc();
-        }
+        await this.giveUp(tenant, deliveryId, `given up: ${waitReason(slot)} for longer than its tries would have taken`);
         await this.slots.forget(tenant, webhookId, deliveryId);
         return 'given up';
       }
