@@ -2,7 +2,7 @@
 -- answer (a 2xx, or a refusal for good) clears its failures; no answer, a 5xx, 408 or 429 adds one, and
 -- once they reach the threshold the endpoint is paused, for longer each further failure in a row.
 -- KEYS[1] the endpoint's in-flight set  KEYS[2] the endpoint's health hash
--- ARGV[1] delivery id  ARGV[2] now (epoch ms)  ARGV[3] 'answered' | 'failed'  ARGV[4] the try's duration (ms)
+-- ARGV[1] delivery id  ARGV[2] now (epoch ms; empty: Redis's clock, as webhook-slot-take)  ARGV[3] 'answered' | 'failed'  ARGV[4] the try's duration (ms)
 -- ARGV[5] failures in a row after which the endpoint is paused  ARGV[6] first pause (ms)  ARGV[7] longest pause (ms)
 -- ARGV[8] how long the health is kept once the endpoint is quiet (secs)
 -- Result: {failures in a row, paused until (epoch ms; 0 = not paused by this try)}
@@ -21,6 +21,11 @@ if failures < threshold then
   return {failures, 0}
 end
 local pause = math.min(tonumber(ARGV[7]), tonumber(ARGV[6]) * 2 ^ math.min(failures - threshold, 30))
-local pausedUntil = tonumber(ARGV[2]) + pause
+local now = tonumber(ARGV[2])
+if not now then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local pausedUntil = now + pause
 redis.call('HSET', KEYS[2], 'pausedUntil', pausedUntil)
 return {failures, pausedUntil}

@@ -3,11 +3,17 @@
 -- at a time finds out whether the endpoint is back.
 -- KEYS[1] the endpoint's in-flight set (zset: delivery id -> when its slot lapses, epoch ms)  KEYS[2] the endpoint's health hash
 -- KEYS[3] the endpoint's waiting set (zset: delivery id -> when it last found the endpoint busy, epoch ms)
--- ARGV[1] delivery id  ARGV[2] now (epoch ms)  ARGV[3] when the slot lapses unless given back first (a crashed sender's)
+-- ARGV[1] delivery id  ARGV[2] now (epoch ms; empty: Redis's clock)  ARGV[3] how long until the slot lapses unless given back first (a crashed sender's; ms)
 -- ARGV[4] most deliveries in flight at once  ARGV[5] failures in a row after which the endpoint is paused
 -- ARGV[6] how long a waiter counts without looking again (ms: it was given up or its endpoint deleted)
 -- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms), deliveries waiting, in flight at most now}
+-- Redis's clock, not the caller's: a host whose clock runs ahead must not free other hosts' live slots.
 local now = tonumber(ARGV[2])
+if not now then
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+local lapsesAt = now + tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local health = redis.call('HMGET', KEYS[2], 'failures', 'pausedUntil', 'avgMs')
 local pausedUntil = tonumber(health[2] or '0')
@@ -24,6 +30,6 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >
   return {'busy', tonumber(health[3] or '0'), redis.call('ZCARD', KEYS[3]), most}
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-redis.call('PEXPIREAT', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[1], lapsesAt, ARGV[1])
+redis.call('PEXPIREAT', KEYS[1], lapsesAt)
 return {'ok'}

@@ -19,6 +19,7 @@ describe("an endpoint's sending slots", () => {
   });
 
   afterEach(async () => {
+    jest.restoreAllMocks();
     await redis.del(ctx.keys.webhookInflight('acme', 'wh'), ctx.keys.webhookHealth('acme', 'wh'), ctx.keys.webhookWaiting('acme', 'wh'));
     await redis.quit();
   });
@@ -78,6 +79,28 @@ describe("an endpoint's sending slots", () => {
     expect(await slots.give('acme', 'wh', 'd8', true, 10, T0 + 11_005)).toEqual({ failures: 0, pausedUntil: null });
     expect(await slots.take('acme', 'wh', 'd9', T0 + 11_006)).toEqual({ status: 'ok' });
     expect(await slots.take('acme', 'wh', 'd10', T0 + 11_006)).toEqual({ status: 'ok' });
+  });
+
+  it("keeps time by Redis's clock unless told otherwise, so a host whose clock runs ahead frees no live slot", async () => {
+    const redisNow = async (): Promise<number> => {
+      const [secs, micros] = await redis.time();
+      return Number(secs) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    const before = await redisNow();
+    // This host's clock an hour ahead of Redis's.
+    jest.spyOn(Date, 'now').mockReturnValue(before + 3_600_000);
+    expect(await slots.take('acme', 'wh', 'd1')).toEqual({ status: 'ok' });
+    const lapsesAt = Number(await redis.zscore(ctx.keys.webhookInflight('acme', 'wh'), 'd1'));
+    expect(lapsesAt).toBeGreaterThanOrEqual(before + 10_000);
+    expect(lapsesAt).toBeLessThanOrEqual((await redisNow()) + 10_000);
+    for (let n = 1; n <= 3; n++) {
+      await slots.give('acme', 'wh', `f${n}`, false, 10);
+    }
+    const taken = await slots.take('acme', 'wh', 'd2');
+    expect(taken).toMatchObject({ status: 'paused' });
+    const until = taken.status === 'paused' ? taken.until : 0;
+    expect(until).toBeGreaterThanOrEqual(before + 1_000);
+    expect(until).toBeLessThanOrEqual((await redisNow()) + 1_000);
   });
 
   it('an endpoint given a new address, or turned back on, starts with no failures and no pause', async () => {

@@ -40,12 +40,13 @@ export class WebhookSlots {
     private readonly guard: EndpointGuard,
   ) {}
 
-  async take(tenant: string, webhookId: string, deliveryId: string, now = Date.now()): Promise<SlotResult> {
+  /** `now` is for tests; by default Redis's clock is used, so that hosts' clocks need not agree. */
+  async take(tenant: string, webhookId: string, deliveryId: string, now?: number): Promise<SlotResult> {
     const k = this.ctx.keys;
     const [status, value, waiting, most] = (await this.ctx.scripts.run(
       'webhookSlotTake',
       [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId), k.webhookWaiting(tenant, webhookId)],
-      [deliveryId, now, now + this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause, WAITER_STALE_MS],
+      [deliveryId, now ?? '', this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause, WAITER_STALE_MS],
     )) as [string, number?, number?, number?];
     switch (status) {
       case 'paused':
@@ -66,12 +67,12 @@ export class WebhookSlots {
   }
 
   /** `answered`: the endpoint replied (delivered, or refused for good); otherwise it failed to. */
-  async give(tenant: string, webhookId: string, deliveryId: string, answered: boolean, durationMs: number, now = Date.now()): Promise<SlotReturn> {
+  async give(tenant: string, webhookId: string, deliveryId: string, answered: boolean, durationMs: number, now?: number): Promise<SlotReturn> {
     const k = this.ctx.keys;
     const [failures, pausedUntil] = (await this.ctx.scripts.run(
       'webhookSlotGive',
       [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId)],
-      [deliveryId, now, answered ? 'answered' : 'failed', Math.max(0, Math.round(durationMs)), this.guard.failuresToPause, this.guard.pauseMs, this.guard.longestPauseMs, HEALTH_TTL_SECS],
+      [deliveryId, now ?? '', answered ? 'answered' : 'failed', Math.max(0, Math.round(durationMs)), this.guard.failuresToPause, this.guard.pauseMs, this.guard.longestPauseMs, HEALTH_TTL_SECS],
     )) as [number, number];
     return { failures: Number(failures), pausedUntil: Number(pausedUntil) > 0 ? Number(pausedUntil) : null };
   }
