@@ -116,6 +116,36 @@ describe('sweeper', () => {
     }
   });
 
+  it('a run whose every step fails is marked failed once its attempts are spent, not started again', async () => {
+    await stack.stopWorker();
+    const runId = await stack.startRun('quick');
+    // A log entry no step can read: every attempt fails.
+    await stack.redis.rpush(keys.runLog(tenant(), runId), '{"not a log entry"');
+    await ensureWorker();
+    await stack.waitForStatus(runId, 'failed', 40_000);
+    expect(await stack.redis.hmget(runKey(runId), 'endReason', 'lease')).toEqual(['internal_error', null]);
+    const job = await queues.runs.getJob(jobIds.run({ tenant: tenant(), runId, wake: 0 }));
+    expect(job?.attemptsMade).toBe(5);
+    // Each failed attempt handed the run back at once (its next one did not wait for the lease to run out).
+    const store = new ParleyStore(connection, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 });
+    const statuses = (await store.events.readRun(tenant(), runId, 0, 100)).filter((e) => e.type === 'run.status').map((e) => (e.data as { status: string }).status);
+    expect(statuses.join(' ')).toContain('running queued running queued running queued running queued running queued failed');
+    expect(await stack.interactions!.get(RunSweeper).sweep()).toMatchObject({ requeued: 0, revived: 0, failed: 0 });
+    expect(await job?.getState()).toBe('failed');
+  }, 60_000);
+
+  it('marks failed a run whose job failed for good while its worker died before marking it', async () => {
+    const { runId, jobId } = await queuedWithoutJob();
+    // What a worker that died right after its job's last attempt failed leaves: the job in the failed set.
+    const jobKey = `${keys.bullPrefix()}:runs:${jobId}`;
+    await stack.redis.hset(jobKey, 'timestamp', Date.now(), 'name', 'advance', 'data', '{}', 'finishedOn', Date.now(), 'failedReason', 'the last attempt broke');
+    await stack.redis.zadd(`${keys.bullPrefix()}:runs:failed`, Date.now(), jobId);
+    await stack.redis.hset(runKey(runId), 'updatedAt', String(Date.now() - 60_000));
+    await waitFor(async () => (await stack.redis.hget(runKey(runId), 'status')) === 'failed', { message: 'the sweeper to mark the run failed' });
+    expect(await stack.redis.hmget(runKey(runId), 'endReason', 'error')).toEqual(['internal_error', 'the last attempt broke']);
+    expect(await queues.runs.getJobState(jobId)).toBe('failed');
+  });
+
   it('watches runs started outside the gateway too: a scheduled run created with no job gets one and finishes', async () => {
     await ensureWorker();
     // What a schedule leaves when its process dies between creating the run and enqueueing it.

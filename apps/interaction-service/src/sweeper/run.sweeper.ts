@@ -11,11 +11,11 @@ const SCHEDULER_ID = 'sweep';
 const LOOKUP_BATCH = 1000;
 
 /**
- * Where a job stands, from its hash alone (O(1), where BullMQ's getJobState scans the wait list):
- * `live` will still run (waiting, delayed, active), `finished` completed or failed for good (its id
- * would make a new add a no-op), `none` gone.
+ * Where a job stands, from its hash and the failed set alone (O(log n), where BullMQ's getJobState
+ * scans the wait list): `live` will still run (waiting, delayed, active), `completed`, `failed` for
+ * good (both would make a new add of the id a no-op), `none` gone.
  */
-type JobStanding = 'live' | 'finished' | 'none';
+type JobStanding = 'live' | 'completed' | 'failed' | 'none';
 
 export interface SweepCounts {
   tenants: number;
@@ -28,6 +28,8 @@ export interface SweepCounts {
   deadlines: number;
   /** Ended runs whose sub-agents were left running by a process that died, stopped now. */
   cascades: number;
+  /** Runs whose job failed for good, without the run being marked failed (its worker died first), marked now. */
+  failed: number;
 }
 
 /**
@@ -80,7 +82,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   async process(_job: Job<Record<string, never>>): Promise<SweepCounts> {
     const counts = await this.sweep();
-    if (counts.requeued + counts.revived + counts.deadlines + counts.cascades > 0) {
+    if (counts.requeued + counts.revived + counts.deadlines + counts.cascades + counts.failed > 0) {
       this.logger.warn({ msg: 'sweeper repaired runs, interactions or stops a lost job or a crash left unfinished', ...counts });
     }
     return counts;
@@ -88,7 +90,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   async sweep(now = Date.now()): Promise<SweepCounts> {
     const { redis, keys } = this.store.ctx;
-    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0 };
+    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0, failed: 0 };
     for (const tenant of await redis.smembers(keys.tenants())) {
       counts.tenants += 1;
       const settled: string[] = [];
@@ -117,7 +119,13 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
         suspects.map(({ runId, wake }) => jobIds.run({ tenant, runId, wake })),
       );
       for (const [i, { runId, wake, repair }] of suspects.entries()) {
-        if (standings[i] !== 'live' && (await this.revive(tenant, runId, wake, standings[i]))) {
+        const standing = standings[i];
+        if (standing === 'failed') {
+          // Its attempts are spent: starting it again would fail again, for ever.
+          if (await this.failRun(tenant, runId, jobIds.run({ tenant, runId, wake }))) {
+            counts.failed += 1;
+          }
+        } else if (standing !== 'live' && (await this.revive(tenant, runId, wake, standing))) {
           counts[repair] += 1;
         }
       }
@@ -139,8 +147,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
    * or failed job of that id is removed first: its id would make the enqueue a no-op (acquire takes a
    * queued run, or a running one whose lease ran out, so a surplus job finds nothing to do).
    */
-  private async revive(tenant: string, runId: string, wake: number, standing: Exclude<JobStanding, 'live'>): Promise<boolean> {
-    if (standing === 'finished') {
+  private async revive(tenant: string, runId: string, wake: number, standing: 'completed' | 'none'): Promise<boolean> {
+    if (standing === 'completed') {
       await this.queues.runs.remove(jobIds.run({ tenant, runId, wake }));
     }
     const status = await this.store.ctx.redis.hget(this.store.ctx.keys.run(tenant, runId), 'status');
@@ -150,6 +158,28 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       await this.queues.enqueueRun({ tenant, runId, wake });
     }
     this.logger.warn({ msg: 'sweeper enqueued a run that had no job', tenant, runId, wake, status });
+    return true;
+  }
+
+  /**
+   * Marks failed a run whose job failed for good while the worker that should have marked it died
+   * (or could not reach Redis). Unfenced: a run someone advances again meanwhile is left alone.
+   */
+  private async failRun(tenant: string, runId: string, jobId: string): Promise<boolean> {
+    const run = await this.store.runs.get(tenant, runId);
+    if (!run) {
+      return false;
+    }
+    const job = await this.queues.runs.getJob(jobId);
+    const ended = await this.control.end(
+      { tenant, runId, owner: run.owner, token: '' },
+      { status: 'failed', reason: 'internal_error', error: job?.failedReason || 'its job ran out of attempts' },
+      { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
+    );
+    if (ended.status !== 'ended') {
+      return false;
+    }
+    this.logger.error({ msg: 'sweeper marked failed a run whose job ran out of attempts', tenant, runId, err: job?.failedReason });
     return true;
   }
 
@@ -184,7 +214,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     if (standing === 'live') {
       return false;
     }
-    if (standing === 'finished') {
+    if (standing === 'completed' || standing === 'failed') {
       await this.queues.deadlines.remove(id);
     }
     await this.queues.scheduleDeadlineTimer(tenant, earliest);
@@ -196,10 +226,13 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     const out: JobStanding[] = [];
     for (let start = 0; start < ids.length; start += LOOKUP_BATCH) {
       const pipeline = this.store.ctx.redis.pipeline();
-      ids.slice(start, start + LOOKUP_BATCH).forEach((id) => pipeline.hmget(queue.toKey(id), 'timestamp', 'finishedOn'));
-      for (const [, row] of (await pipeline.exec()) ?? []) {
-        const [timestamp, finishedOn] = (row ?? [null, null]) as Array<string | null>;
-        out.push(timestamp === null ? 'none' : finishedOn === null ? 'live' : 'finished');
+      const failedSet = queue.toKey('failed');
+      ids.slice(start, start + LOOKUP_BATCH).forEach((id) => pipeline.hmget(queue.toKey(id), 'timestamp', 'finishedOn').zscore(failedSet, id));
+      const rows = (await pipeline.exec()) ?? [];
+      for (let i = 0; i < rows.length; i += 2) {
+        const [timestamp, finishedOn] = (rows[i][1] ?? [null, null]) as Array<string | null>;
+        const failedAt = rows[i + 1][1] as string | null;
+        out.push(timestamp === null ? 'none' : finishedOn === null ? 'live' : failedAt === null ? 'completed' : 'failed');
       }
     }
     return out;

@@ -81,6 +81,13 @@ export class RunEngine {
         return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, log, nothingWaiting, shutdown);
       }
       return await this.hold(lease, run, log, nothingWaiting, shutdown);
+    } catch (error) {
+      // Handed back: the job's next attempt takes the run at once, not once the lease runs out, and
+      // after its last attempt the run can be marked failed (one held under a live lease is left alone).
+      await this.resources.store.runs
+        .release(lease)
+        .catch((failure: unknown) => this.resources.logger.warn({ err: failure, runId: lease.runId }, 'could not hand back a run whose step failed'));
+      throw error;
     } finally {
       this.resources.logs.stepDone(lease);
     }
@@ -91,7 +98,7 @@ export class RunEngine {
     const { store, agents, logger } = this.resources;
     const agent = agents.find(run.agent);
     if (!agent) {
-      return this.end(lease, run, { status: 'failed', reason: 'internal_error', error: `agent ${run.agent} is no longer configured` });
+      return this.end(lease, run, { status: 'failed', reason: 'internal_error', error: agents.whyMissing(run.agent) });
     }
     // Aborted when the lease is lost or the worker shuts down (a listener, not AbortSignal.any: that
     // costs a dependent signal per step on the long-lived shutdown signal).
