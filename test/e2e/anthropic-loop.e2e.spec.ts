@@ -26,7 +26,7 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     fake = await startFakeAnthropic({ apiKey: 'test-key' });
     stack = await TestStack.start({
       agentsDir: writeAgents([agent('asker', 1), agent('repeater', 3)]),
-      overrides: { anthropicApiKey: 'test-key', anthropicBaseUrl: fake.url, modelMaxRetries: 2 },
+      overrides: { anthropicApiKey: 'test-key', anthropicBaseUrl: fake.url, modelMaxRetries: 2, modelStepRetries: 2, modelStepRetryMs: 10 },
     });
     client = await stack.connect();
     await client.subscribe({});
@@ -113,11 +113,70 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.violations).toEqual([]);
   });
 
-  it('fails the run with model_error when the API keeps failing, after retrying', async () => {
+  it('fails the run with model_error when the API keeps failing, after retrying the call and then the step', async () => {
     fake.setResponder(() => ({ status: 529, retryAfterMs: 1 }));
     const runId = await stack.startRun('asker');
     const failed = await stack.waitForStatus(runId, 'failed');
     expect(failed.run.endReason).toBe('model_error');
-    expect(fake.requests).toHaveLength(3);
+    expect(failed.run.error).toMatch(/tried 3 times/);
+    // 3 calls (the SDK's 2 retries) in each of 3 tries of the step (2 step retries).
+    expect(fake.requests).toHaveLength(9);
+  });
+
+  it('tries a step again later when the API is overloaded past its retries, or mid-stream, and the run goes on', async () => {
+    fake.setResponder((_body, call) => {
+      if (call < 3) {
+        return { status: 529, retryAfterMs: 1 };
+      }
+      if (call === 3) {
+        // Overloaded after the 200 had started: the SDK does not retry that itself.
+        return { text: 'Half a', streamError: { type: 'overloaded_error', message: 'Overloaded' } };
+      }
+      return { toolCalls: [{ name: 'finish', input: { summary: 'made it' } }] };
+    });
+    const runId = await stack.startRun('asker');
+    const done = await stack.waitForStatus(runId, 'finished');
+    expect(done.run.summary).toBe('made it');
+    expect(fake.requests).toHaveLength(5);
+    await client.waitForEvent((e) => e.runId === runId && e.type === 'run.finished', 'run.finished');
+    const statuses = client.events.filter((e) => e.runId === runId && e.type === 'run.status').map((e) => (e.data as { status: string }).status);
+    // Created queued; handed back after each failed try.
+    expect(statuses).toEqual(['queued', 'running', 'queued', 'running', 'queued', 'running', 'finished']);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('runs no call of a turn cut off at max_tokens, tells the model so, and does not end on a cut-off reply', async () => {
+    fake.setResponder([
+      // The last call's arguments may have been cut short: neither runs.
+      {
+        toolCalls: [
+          { name: 'write_file', input: { path: 'a.txt', content: 'whole' } },
+          { name: 'write_file', input: { path: 'b.txt' } },
+        ],
+        stopReason: 'max_tokens',
+      },
+      { text: 'Once upon a', stopReason: 'max_tokens' },
+      { toolCalls: [{ name: 'finish', input: { summary: 'told in short' } }] },
+    ]);
+    const runId = await stack.startRun('asker');
+    const done = await stack.waitForStatus(runId, 'finished');
+    expect(done.run.summary).toBe('told in short');
+    const results = lastUserBlocks(fake.requests[1]);
+    expect(results).toHaveLength(2);
+    for (const block of results) {
+      expect(block).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('cut off') });
+    }
+    expect(lastUserBlocks(fake.requests[2] as any)).toEqual([{ type: 'text', text: expect.stringContaining('cut off') }]);
+    expect((await stack.log(runId)).filter((e) => e.type === 'tool_result' && !e.isError)).toHaveLength(1);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('does not try a step again when the API refuses the request for good', async () => {
+    fake.setResponder(() => ({ status: 400, error: { type: 'invalid_request_error', message: 'prompt is too long' } }));
+    const runId = await stack.startRun('asker');
+    const failed = await stack.waitForStatus(runId, 'failed');
+    expect(failed.run.error).toMatch(/prompt is too long/);
+    expect(failed.run.error).not.toMatch(/tried/);
+    expect(fake.requests).toHaveLength(1);
   });
 });

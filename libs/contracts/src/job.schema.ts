@@ -14,6 +14,8 @@ export const RunJobSchema = z.strictObject({
   tenant: TenantIdSchema,
   runId: EntityIdSchema,
   wake: z.int().min(0),
+  /** Times this job's step was put off because its model call failed in a way that may pass. */
+  modelRetries: z.int().min(0).optional(),
 });
 export type RunJob = z.infer<typeof RunJobSchema>;
 

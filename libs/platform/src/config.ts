@@ -50,6 +50,10 @@ const EnvSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   PARLEY_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  /** Times a step whose model call failed in a way that may pass (overload, rate limit, network) is tried again later. */
+  PARLEY_MODEL_STEP_RETRIES: z.coerce.number().int().min(0).max(50).default(8),
+  /** The first wait before such a step is tried again; doubled each time, up to 60 s. */
+  PARLEY_MODEL_STEP_RETRY_MS: z.coerce.number().int().min(1).max(600_000).default(2_000),
   /** Comma-separated shell programs (optionally "program subcommand") that need no approval in any agent. */
   PARLEY_SAFE_COMMANDS: z.string().default(''),
   PARLEY_APPROVAL_CLAIM_SECS: z.coerce.number().int().min(10).max(24 * 3600).default(600),
@@ -126,6 +130,10 @@ export interface ParleyConfig {
   anthropicApiKey?: string;
   anthropicBaseUrl?: string;
   modelMaxRetries: number;
+  /** Times a step whose model call failed retryably is tried again later, before the run fails. */
+  modelStepRetries: number;
+  /** The first wait before that; doubled each time, up to 60 s. */
+  modelStepRetryMs: number;
   /** Safe commands added to the shipped defaults for every agent. */
   safeCommands: string[];
   /** How long an admin's claim on an approval lasts. */
@@ -214,6 +222,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     anthropicApiKey: e.ANTHROPIC_API_KEY || undefined,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL || undefined,
     modelMaxRetries: e.PARLEY_MODEL_MAX_RETRIES,
+    modelStepRetries: e.PARLEY_MODEL_STEP_RETRIES,
+    modelStepRetryMs: e.PARLEY_MODEL_STEP_RETRY_MS,
     safeCommands: e.PARLEY_SAFE_COMMANDS.split(',')
       .map((entry) => entry.trim())
       .filter((entry) => entry !== ''),

@@ -17,6 +17,8 @@ export interface EngineResources {
   /** This worker's id: written to the run's `worker` field when it takes the lease, and logged per step. */
   workerId: string;
   limits: { workspaceMaxFileBytes: number; workspaceMaxBytes: number };
+  /** A step whose model call failed retryably is tried again `steps` times, after `firstDelayMs` doubling. */
+  modelRetry: { steps: number; firstDelayMs: number };
   /** The logs of the runs this worker advanced last (each step reads only what was added since). */
   logs: RecentLogs;
 }
@@ -29,4 +31,6 @@ export type AdvanceOutcome =
   | { status: 'idle'; runStatus: string }
   | { status: 'lost' }
   /** The worker is shutting down: the run went back to the queue between two steps. */
-  | { status: 'released' };
+  | { status: 'released' }
+  /** The model call failed in a way that may pass: the run went back to the queue, to be tried again in `retryInMs`. */
+  | { status: 'retry'; retryInMs: number; modelRetries: number };

@@ -4,7 +4,7 @@ import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type LogEntry
 import { isModelError } from '@parley/models';
 import { metrics } from '@parley/platform';
 import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
-import { toolSpecs } from '@parley/tools';
+import { errorResult, toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
@@ -19,7 +19,12 @@ interface Held {
   run: Run;
   agent: AgentDefinition;
   log: HeldLog;
+  /** Times this job's step was already put off for a model call that failed retryably. */
+  modelRetries: number;
 }
+
+/** The longest wait before a step whose model call failed is tried again. */
+const LONGEST_MODEL_RETRY_MS = 60_000;
 
 /**
  * Advances one run until it parks or ends. It holds the run's lease while it works; every write
@@ -78,9 +83,9 @@ export class RunEngine {
       const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
       if (run.agentDigest && this.agentsForRun) {
         const agents = await this.agentsForRun(run);
-        return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, run, log, nothingWaiting, shutdown);
+        return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, { run, log, modelRetries: job.modelRetries ?? 0 }, nothingWaiting, shutdown);
       }
-      return await this.hold(lease, run, log, nothingWaiting, shutdown);
+      return await this.hold(lease, { run, log, modelRetries: job.modelRetries ?? 0 }, nothingWaiting, shutdown);
     } catch (error) {
       // Handed back: the job's next attempt takes the run at once, not once the lease runs out, and
       // after its last attempt the run can be marked failed (one held under a live lease is left alone).
@@ -94,7 +99,8 @@ export class RunEngine {
   }
 
   /** Advances a run this worker holds the lease of, with its heartbeat, until it parks, ends or is lost. */
-  private async hold(lease: Lease, run: Run, log: HeldLog, nothingWaiting: boolean, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+  private async hold(lease: Lease, acquired: Omit<Held, 'agent'>, nothingWaiting: boolean, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
+    const { run } = acquired;
     const { store, agents, logger } = this.resources;
     const agent = agents.find(run.agent);
     if (!agent) {
@@ -112,7 +118,7 @@ export class RunEngine {
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
     try {
-      return await this.loop(lease, { run, agent, log }, nothingWaiting, abort.signal, shutdown);
+      return await this.loop(lease, { ...acquired, agent }, nothingWaiting, abort.signal, shutdown);
     } catch (error) {
       // Another worker took the run over; it carries on from the log, this one just stops.
       if (error instanceof LeaseLostError) {
@@ -183,7 +189,7 @@ export class RunEngine {
       if (conversation.iterations >= agent.limits.max_iterations) {
         return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
       }
-      const stepped = await this.callModel(lease, view, signal, shutdown);
+      const stepped = await this.callModel(lease, view, held.modelRetries, signal, shutdown);
       if (stepped) {
         return stepped;
       }
@@ -191,7 +197,7 @@ export class RunEngine {
   }
 
   /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
-  private async callModel(lease: Lease, view: RunView, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
+  private async callModel(lease: Lease, view: RunView, modelRetries: number, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
     const { store } = this.resources;
     const { run, agent, stage, conversation } = view;
     const deltas = new DeltaEmitter(store.runs, lease);
@@ -211,7 +217,16 @@ export class RunEngine {
         return shutdown?.aborted ? this.release(lease) : { status: 'lost' };
       }
       if (isModelError(error)) {
-        return this.end(lease, run, { status: 'failed', reason: 'model_error', error: error.message });
+        const { steps, firstDelayMs } = this.resources.modelRetry;
+        if (error.retryable && modelRetries < steps) {
+          // The turn was not recorded: asking again later is safe. Jittered, so that runs an
+          // overload failed together do not all come back at once.
+          const delay = Math.min(LONGEST_MODEL_RETRY_MS, firstDelayMs * 2 ** modelRetries);
+          const handedBack = await this.release(lease);
+          return handedBack.status === 'released' ? { status: 'retry', retryInMs: Math.round(delay * (0.8 + Math.random() * 0.4)), modelRetries: modelRetries + 1 } : handedBack;
+        }
+        const tries = error.retryable ? ` (the step was tried ${modelRetries + 1} times)` : '';
+        return this.end(lease, run, { status: 'failed', reason: 'model_error', error: `${error.message}${tries}` });
       }
       throw error;
     }
@@ -230,12 +245,19 @@ export class RunEngine {
       })),
     ];
     const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
+    if (turn.stopReason === 'max_tokens') {
+      return this.cutOff(lease, run, entry, events, conversation.iterations);
+    }
     const question = this.dispatcher.questionOf(lease, view, toolCalls);
     if (question) {
       // A turn that only asks: the turn, its question and the park are one step.
       return this.park(lease, run, question, { entries: [entry], events });
     }
-    const appended = await this.resources.logs.append(lease, entry, events);
+    return this.appendedOrStopped(lease, run, await this.resources.logs.append(lease, entry, events));
+  }
+
+  /** Null when the loop goes on after an append; else how it stopped (a takeover, or a stop asked meanwhile). */
+  private appendedOrStopped(lease: Lease, run: Run, appended: AppendResult): Promise<AdvanceOutcome | null> | AdvanceOutcome | null {
     switch (appended.status) {
       case 'ok':
         return null;
@@ -284,6 +306,28 @@ export class RunEngine {
       case 'cancelled':
         return this.cancel(lease, run, { id: settled.interactionId, waitReason: settled.waitReason });
     }
+  }
+
+  /**
+   * A turn the model's output limit cut off. Its last tool call may have lost arguments without a
+   * trace (the partial JSON is read as far as it goes), so none of its calls runs: each gets an error
+   * result saying so. A cut-off reply without calls is not the run's end: the model is told to go on.
+   */
+  private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number): Promise<AdvanceOutcome | null> {
+    const at = turn.at;
+    const entries: LogEntry[] = [turn];
+    if (turn.toolCalls.length > 0) {
+      const result = errorResult('your reply was cut off at its output limit (max_tokens) before this call was complete, so no call of that reply ran: send them again, in smaller pieces');
+      for (const { toolUseId, effectId, name } of turn.toolCalls) {
+        entries.push({ type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: true, at });
+        events.push({ type: 'tool.result', data: { toolUseId, effectId, name, isError: true, content: result.content } });
+      }
+    } else {
+      const messageId = `cut-off-${iteration}`;
+      entries.push({ type: 'user_message', messageId, text: 'Your reply was cut off at its output limit (max_tokens). Go on from where it stopped, more briefly.', by: { kind: 'system' }, at });
+      events.push({ type: 'message.injected', data: { messageIds: [messageId] } });
+    }
+    return this.appendedOrStopped(lease, run, await this.resources.logs.append(lease, entries, events));
   }
 
   /** Tells the model how to leave its stage. */

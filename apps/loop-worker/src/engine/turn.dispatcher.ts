@@ -324,7 +324,12 @@ export class TurnDispatcher {
         input,
         effectId,
         workspace,
-        limits: { timeoutMs: timeout_secs * 1000, maxOutputBytes: max_output_bytes, maxFileBytes: limits.workspaceMaxFileBytes },
+        limits: {
+          timeoutMs: timeout_secs * 1000,
+          maxOutputBytes: max_output_bytes,
+          maxFileBytes: limits.workspaceMaxFileBytes,
+          maxWorkspaceBytes: limits.workspaceMaxBytes,
+        },
       });
     }
     if (name === 'http_request') {

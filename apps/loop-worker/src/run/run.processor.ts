@@ -48,6 +48,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       logger: createLogger('loop-worker', config.logLevel).child({ worker: config.workerId }),
       workerId: config.workerId,
       limits: { workspaceMaxFileBytes: config.workspaceMaxFileBytes, workspaceMaxBytes: config.workspaceMaxBytes },
+      modelRetry: { steps: config.modelStepRetries, firstDelayMs: config.modelStepRetryMs },
       logs: new RecentLogs(store),
     };
     this.shutdownGraceMs = config.shutdownGraceMs;
@@ -68,6 +69,11 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     if (outcome.status === 'released') {
       // Back to the queue now, for a worker that is not shutting down.
       await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+    if (outcome.status === 'retry') {
+      await job.updateData({ ...payload, modelRetries: outcome.modelRetries });
+      await job.moveToDelayed(Date.now() + outcome.retryInMs, token);
       throw new DelayedError();
     }
     if (outcome.status === 'busy') {
