@@ -14,6 +14,8 @@ export interface CatalogOptions {
  */
 export class AgentCatalog {
   private readonly byName: Map<string, AgentDefinition>;
+  /** Every global agent, offered here or not. */
+  private readonly configuredByName: Map<string, AgentDefinition>;
   private readonly safe: Map<string, SafeCommandInEffect[]>;
   private readonly globalSafe: SafeCommandInEffect[];
   /** Every global agent's name, offered or not: a tenant agent may take none of them. */
@@ -27,7 +29,8 @@ export class AgentCatalog {
     const offered = definitions.filter((agent) => agent.model.provider !== 'anthropic' || options.anthropicAvailable);
     this.byName = new Map(offered.map((agent) => [agent.name, agent]));
     const global = options.globalSafeCommands ?? [];
-    this.reserved = new Set(definitions.map((agent) => agent.name));
+    this.configuredByName = new Map(definitions.map((agent) => [agent.name, agent]));
+    this.reserved = new Set(this.configuredByName.keys());
     this.globalSafeCommands = global;
     this.anthropicAvailable = options.anthropicAvailable;
     this.globalSafe = safeCommandsInEffect({ global });
@@ -65,6 +68,29 @@ export class AgentCatalog {
 
   find(name: string): AgentDefinition | undefined {
     return this.byName.get(name);
+  }
+
+  /**
+   * Every global agent, offered here or not. The deployment's schedules come from these: a process
+   * without a model's key (the interaction-service, the gateway) still starts and lists their runs;
+   * the loop-worker that takes such a run is the one that needs the key.
+   */
+  configured(): AgentDefinition[] {
+    return [...this.configuredByName.values()];
+  }
+
+  /** A global agent by name, offered here or not (see `configured`). */
+  findConfigured(name: string): AgentDefinition | undefined {
+    return this.configuredByName.get(name);
+  }
+
+  /** Why `find` has no agent of that name here: one this process cannot run, or one not configured. */
+  whyMissing(name: string): string {
+    const agent = this.configuredByName.get(name);
+    if (agent && !this.byName.has(name)) {
+      return `agent ${name} uses the ${agent.model.provider} model provider, which this process cannot run: ANTHROPIC_API_KEY is not set`;
+    }
+    return `agent ${name} is no longer configured`;
   }
 
   get(name: string): AgentDefinition {

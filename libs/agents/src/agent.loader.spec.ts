@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentCatalog } from './agent.catalog';
-import { AgentDefinitionError, loadAgentDefinitions, parseAgentDefinition } from './agent.loader';
+import { AgentDefinitionError, loadAgentDefinitions, parseAgentDefinition, validateAgentDefinition } from './agent.loader';
 
 describe('agent definitions', () => {
   it('loads the bundled agents with their defaults', () => {
@@ -26,6 +26,28 @@ describe('agent definitions', () => {
     expect(() => parseAgentDefinition('a/x.yaml', 'name: [x')).toThrow(/not valid YAML/);
   });
 
+  it("reads each schedule's cron in its time zone as the scheduler would, naming the field and the parser's reason", () => {
+    const schedule = (cron: string, timezone?: string, name = 'tick') => ({ name, cron, ...(timezone ? { timezone } : {}), tenant: 'acme', task: 't' });
+    const agent = (schedules: unknown[]) => ({ name: 'ticker', model: { provider: 'scripted', turns: [{ text: 'hi' }] }, schedules });
+    const issues = (schedules: unknown[]) => {
+      const result = validateAgentDefinition(agent(schedules));
+      return result.ok ? [] : result.issues;
+    };
+
+    expect(issues([schedule('0 9 * * *', 'Europe/Berln')])).toEqual([{ field: 'schedules.0.timezone', reason: expect.stringContaining('unknown time zone "Europe/Berln"') }]);
+    expect(issues([schedule('0 0 9 * * * *')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('too many fields') }]);
+    expect(issues([schedule('0 25 * * *')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('expected range 0-23') }]);
+    expect(issues([schedule('*/5 9 * *')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('needs 5 or 6 fields') }]);
+    expect(issues([schedule('0 0 31 4 *', 'Mars/Olympus')]).map((i) => i.field)).toEqual(['schedules.0.timezone', 'schedules.0.cron']);
+
+    const loaded = validateAgentDefinition(agent([schedule('0 9 * * 1-5', 'Europe/Berlin', 'daily'), schedule('*/5 * * * * *', undefined, 'often'), schedule('0 9 * * MON', 'UTC', 'weekly')]));
+    expect(loaded.ok && loaded.definition.schedules.map((s) => s.timezone)).toEqual(['Europe/Berlin', 'UTC', 'UTC']);
+
+    expect(() => parseAgentDefinition('agents/ticker.yaml', 'name: ticker\nmodel: { provider: scripted, turns: [{ text: hi }] }\nschedules: [{ name: s, cron: "0 25 * * *", tenant: acme, task: t }]\n')).toThrow(
+      /agents\/ticker\.yaml: schedules\.0\.cron: Constraint error/,
+    );
+  });
+
   it('offers an anthropic agent only when a key is configured', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agents-'));
     writeFileSync(join(dir, 'claude.yaml'), 'name: claude\nmodel: { provider: anthropic, name: m }\n');
@@ -33,5 +55,12 @@ describe('agent definitions', () => {
     expect(AgentCatalog.fromDirectory(dir, { anthropicAvailable: true }).summaries()).toEqual([
       { name: 'claude', description: '', provider: 'anthropic', tools: [] },
     ]);
+
+    // Configured all the same: its schedules are registered and listed by processes without the key.
+    const withoutKey = AgentCatalog.fromDirectory(dir, { anthropicAvailable: false });
+    expect(withoutKey.configured().map((a) => a.name)).toEqual(['claude']);
+    expect(withoutKey.findConfigured('claude')?.name).toBe('claude');
+    expect(withoutKey.whyMissing('claude')).toMatch(/ANTHROPIC_API_KEY is not set/);
+    expect(withoutKey.whyMissing('nobody')).toBe('agent nobody is no longer configured');
   });
 });

@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import { AgentDefinitionSchema, ParleyError, toIssues, type AgentDefinition, type ErrorIssue } from '@parley/contracts';
 import { ALL_TOOL_NAMES, isApprovable, isToolName, parseSafeCommandEntry } from '@parley/tools';
+import { scheduleTimingProblems } from './schedule.timing';
 
 /** An agent file that cannot be used; names the file and every bad field. */
 export class AgentDefinitionError extends ParleyError {
@@ -138,9 +139,7 @@ function scheduleProblems(agent: AgentDefinition): ErrorIssue[] {
       problems.push({ field: `schedules.${i}.name`, reason: `"${schedule.name}" is used by another schedule` });
     }
     names.add(schedule.name);
-    if (schedule.cron.trim().split(/\s+/).length < 5) {
-      problems.push({ field: `schedules.${i}.cron`, reason: 'needs 5 or 6 fields (minute hour day month weekday)' });
-    }
+    problems.push(...scheduleTimingProblems(schedule, `schedules.${i}`));
   });
   return problems;
 }

@@ -16,6 +16,8 @@ import { gatedPowers, withInertPowers } from './agent.powers';
 /** The agents one run may use: its own (as it runs now) and the global ones it may delegate to. */
 export interface RunAgents {
   find(name: string): AgentDefinition | undefined;
+  /** Why `find` found no agent of that name: the reason a run of it fails. */
+  whyMissing(name: string): string;
   safeCommands(name?: string): SafeCommandInEffect[];
 }
 
@@ -160,6 +162,10 @@ class ScopedAgents implements RunAgents {
 
   find(name: string): AgentDefinition | undefined {
     return name === this.name ? this.own?.definition : this.catalog.find(name);
+  }
+
+  whyMissing(name: string): string {
+    return name === this.name ? `agent ${name}: the version this run started with is no longer stored` : this.catalog.whyMissing(name);
   }
 
   safeCommands(name?: string): SafeCommandInEffect[] {

@@ -10,13 +10,15 @@ function runJobOptions(job: RunJob): JobsOptions {
   return { ...KEEP, jobId: jobIds.run(job), attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
 }
 
-/** A job scheduler Parley wants registered: one agent schedule, firing `data` on its cron. */
+/** A job scheduler Parley wants registered: one agent schedule, firing `data` on its cron in `timezone`. */
 export interface WantedSchedule {
   id: string;
   cron: string;
-  timezone?: string;
+  timezone: string;
   data: ScheduleJob;
 }
+
+const SCHEDULE_JOB_OPTIONS: JobsOptions = { removeOnComplete: true, removeOnFail: 1000, attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
 
 /** A registered job scheduler and when it fires next (epoch ms), null when BullMQ knows no next time. */
 export interface RegisteredSchedule {
@@ -68,8 +70,10 @@ export class ParleyQueues {
   }
 
   /**
-   * Makes the registered job schedulers exactly `wanted`: each is upserted (idempotent, so every
-   * process may do it at start), and a registered scheduler whose id is not wanted is removed.
+   * Makes the registered job schedulers exactly `wanted`: a scheduler registered as wanted is left
+   * alone, one missing or changed is upserted, and a registered scheduler whose id is not wanted is
+   * removed. So every process may sync at start, and a restart does not drop a firing that fell due
+   * while no worker ran (an upsert would delete its delayed job and schedule the next slot).
    * One schedule that cannot be registered (a cron BullMQ rejects) does not stop the others: the
    * failures are returned, and such an id is left as it was.
    */
@@ -77,11 +81,13 @@ export class ParleyQueues {
     const failed: Array<{ id: string; error: string }> = [];
     for (const schedule of wanted) {
       try {
-        await this.schedules.upsertJobScheduler(
-          schedule.id,
-          { pattern: schedule.cron, ...(schedule.timezone ? { tz: schedule.timezone } : {}) },
-          { name: 'schedule', data: schedule.data, opts: { removeOnComplete: true, removeOnFail: 1000, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } },
-        );
+        if (!(await this.isRegisteredAs(schedule))) {
+          await this.schedules.upsertJobScheduler(
+            schedule.id,
+            { pattern: schedule.cron, tz: schedule.timezone },
+            { name: 'schedule', data: schedule.data, opts: SCHEDULE_JOB_OPTIONS },
+          );
+        }
       } catch (error) {
         failed.push({ id: schedule.id, error: error instanceof Error ? error.message : String(error) });
       }
@@ -95,6 +101,18 @@ export class ParleyQueues {
     return failed;
   }
 
+  /** The scheduler of that id is registered with the same cron, time zone, data and job options. */
+  private async isRegisteredAs(schedule: WantedSchedule): Promise<boolean> {
+    const registered = await this.schedules.getJobScheduler(schedule.id);
+    return (
+      registered !== undefined &&
+      registered.pattern === schedule.cron &&
+      registered.tz === schedule.timezone &&
+      canonicalJson(registered.template?.data) === canonicalJson(schedule.data) &&
+      canonicalJson(registered.template?.opts) === canonicalJson(SCHEDULE_JOB_OPTIONS)
+    );
+  }
+
   /** Every registered job scheduler of the schedules queue, soonest first. */
   async listSchedules(): Promise<RegisteredSchedule[]> {
     const schedulers = await this.schedules.getJobSchedulers(0, -1, true);
@@ -104,4 +122,13 @@ export class ParleyQueues {
   async close(): Promise<void> {
     await Promise.all([this.runs.close(), this.deadlines.close(), this.schedules.close()]);
   }
+}
+
+/** JSON with every object's keys sorted, so two values compare equal whatever order their keys were written in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 }

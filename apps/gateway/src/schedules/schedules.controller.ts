@@ -17,9 +17,9 @@ export class SchedulesController {
   async list(@User() user: TokenClaims): Promise<{ schedules: ScheduleInfo[] }> {
     requireRole(user, ['admin', 'service'], 'list schedules');
     const next = new Map((await this.queues.listSchedules()).map((registered) => [registered.id, registered.next]));
+    // Every configured agent's: the gateway may lack a model's key that the loop-workers have.
     const schedules = this.agents
-      .summaries()
-      .map((summary) => this.agents.get(summary.name))
+      .configured()
       .flatMap((agent) =>
         agent.schedules
           .filter((schedule) => schedule.tenant === user.tenant)
@@ -29,7 +29,7 @@ export class SchedulesController {
               agent: agent.name,
               name: schedule.name,
               cron: schedule.cron,
-              ...(schedule.timezone ? { timezone: schedule.timezone } : {}),
+              timezone: schedule.timezone,
               owner: schedule.owner,
               task: schedule.task,
               next: typeof at === 'number' ? new Date(at).toISOString() : null,

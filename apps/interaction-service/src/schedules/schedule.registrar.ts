@@ -4,8 +4,9 @@ import { ParleyQueues } from '@parley/store';
 import { wantedSchedules } from './wanted-schedules';
 
 /**
- * Registers the catalog's schedules as BullMQ job schedulers at start and drops those no longer
- * configured. Every interaction-service process does it; upserting the same schedulers is a no-op.
+ * Registers the configured schedules as BullMQ job schedulers at start and drops those no longer
+ * configured. Every interaction-service process does it; a scheduler registered as configured is
+ * left alone, so a firing that fell due while the service was down still runs, late.
  */
 @Injectable()
 export class ScheduleRegistrar implements OnApplicationBootstrap {

@@ -4,7 +4,7 @@ import type { Job } from 'bullmq';
 import { AgentCatalog } from '@parley/agents';
 import { QUEUES, ScheduleJobSchema, parseOrThrow, type ScheduleJob } from '@parley/contracts';
 import type { ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
 
 /** The run id of one firing: the same for every attempt at that firing's job, so it starts one run. */
 export function scheduledRunId(bullJobId: string): string {
@@ -19,13 +19,15 @@ export class SchedulesProcessor extends QueueProcessor<ScheduleJob> {
     private readonly store: ParleyStore,
     private readonly queues: ParleyQueues,
     private readonly agents: AgentCatalog,
+    private readonly control: RunControl,
   ) {
     super(QUEUES.schedules, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 8 });
   }
 
   async process(job: Job<ScheduleJob>): Promise<string> {
     const data = parseOrThrow(ScheduleJobSchema, job.data, 'schedule job');
-    const agent = this.agents.find(data.agent);
+    // Configured, offered here or not: the loop-worker that takes the run needs the model's key.
+    const agent = this.agents.findConfigured(data.agent);
     const schedule = agent?.schedules.find((s) => s.name === data.schedule);
     if (!agent || !schedule) {
       return `no run: schedule ${data.schedule} of agent ${data.agent} is no longer configured`;
@@ -48,13 +50,10 @@ export class SchedulesProcessor extends QueueProcessor<ScheduleJob> {
       await this.queues.enqueueRun({ tenant: schedule.tenant, runId, wake: created.wake });
       return `started run ${runId}`;
     }
-    // An earlier attempt at this firing created the run. A run is `queued` only until its first
-    // job takes it, so a queued one may have lost that job (the attempt died before enqueueing):
-    // enqueue it again. The job id makes this a no-op while the first job exists.
-    const run = await this.store.runs.get(schedule.tenant, runId);
-    if (run?.status === 'queued') {
-      await this.queues.enqueueRun({ tenant: schedule.tenant, runId, wake: 0 });
-    }
+    // An earlier attempt at this firing created the run, and may have died before enqueueing it; or
+    // the run has moved on since and was woken again. A queued run gets the job of its current wake:
+    // the job id makes this a no-op while that job exists.
+    await this.control.ensureQueued(schedule.tenant, runId);
     return `run ${runId} already started`;
   }
 }
