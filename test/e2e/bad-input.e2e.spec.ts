@@ -50,7 +50,9 @@ beforeAll(async () => {
     asker('ask-confirm', 'ask_user_confirm', { question: 'Deploy now?' }),
     asker('ask-review', 'present_for_review', { title: 'plan.md', markdown: '# Plan' }),
   ]);
-  stack = await TestStack.start({ agentsDir });
+  // No sweep during the file: each tick rewrites the sweeper queue's keys, which the snapshots
+  // compare, and these tests leave no run for it to repair.
+  stack = await TestStack.start({ agentsDir, overrides: { sweepMs: 3_600_000 } });
 });
 
 afterAll(async () => {
@@ -96,7 +98,7 @@ function notFound(what: 'run' | 'interaction', id: string): unknown {
 }
 
 /** A request with full control over the headers and the raw body. */
-async function raw(method: string, path: string, options: { body?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function raw(method: string, path: string, options: { body?: string | Uint8Array; headers?: Record<string, string> } = {}): Promise<Reply> {
   const response = await fetch(`${stack.url}${path}`, { method, headers: options.headers ?? {}, ...(options.body === undefined ? {} : { body: options.body }) });
   const text = await response.text();
   let body: unknown = text;
@@ -209,6 +211,48 @@ describe('starting a run with bad input', () => {
   });
 });
 
+describe('bodies that are not JSON', () => {
+  it('answers 415 naming the Content-Type header to a POST, PUT or PATCH body not sent as JSON, and writes nothing', async () => {
+    const { runId, interaction } = await parkedRun('demo');
+    const before = await settled();
+    const auth = { authorization: `Bearer ${stack.token(ALICE)}` };
+    const admin = { authorization: `Bearer ${stack.token(CAROL)}` };
+    const start = JSON.stringify({ agent: 'demo', task: 'plan' });
+
+    for (const contentType of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '*/*', 'application/json, text/plain']) {
+      const reply = await raw('POST', '/v1/runs', { body: start, headers: { ...auth, 'content-type': contentType } });
+      expect({ contentType, status: reply.status }).toEqual({ contentType, status: 415 });
+      expectError(reply, 415, 'unsupported_media_type', ['Content-Type', contentType]);
+    }
+    // Bytes without a Content-Type at all (fetch adds none for them).
+    expectError(await raw('POST', '/v1/runs', { body: new TextEncoder().encode(start), headers: auth }), 415, 'unsupported_media_type', ['no Content-Type header']);
+    // Every route that reads a body, and before the token is looked at (like malformed JSON).
+    const text = { 'content-type': 'text/plain' };
+    expectError(await raw('POST', `/v1/interactions/${interaction.id}/answer`, { body: '{"choice":1}', headers: { ...auth, ...text } }), 415, 'unsupported_media_type', ['text/plain']);
+    expectError(await raw('POST', `/v1/runs/${runId}/messages`, { body: '{"text":"hi"}', headers: { ...auth, ...text } }), 415, 'unsupported_media_type');
+    expectError(await raw('PUT', '/v1/agents/helper', { body: '{"yaml":"name: helper"}', headers: { ...admin, ...text } }), 415, 'unsupported_media_type');
+    expectError(await raw('PATCH', `/v1/webhooks/${randomUUID()}`, { body: '{"enabled":false}', headers: { ...admin, ...text } }), 415, 'unsupported_media_type');
+    expectError(await raw('POST', '/v1/runs', { body: start, headers: text }), 415, 'unsupported_media_type');
+    // JSON in a charset or content encoding the gateway does not read.
+    expectError(await raw('POST', '/v1/runs', { body: start, headers: { ...auth, 'content-type': 'application/json; charset=latin1' } }), 415, 'unsupported_media_type', [
+      'charset',
+      'Content-Type',
+    ]);
+    expectError(await raw('POST', '/v1/runs', { body: start, headers: { ...bearer(stack.token(ALICE)), 'content-encoding': 'zzz' } }), 415, 'unsupported_media_type', [
+      'Content-Encoding',
+    ]);
+
+    expect(await snapshot()).toEqual(before);
+    await expectStillOpen(runId, interaction.id);
+
+    // A JSON type with a suffix is read as JSON (here: refused for its unknown key, which it names).
+    const suffixed = await raw('POST', '/v1/runs', { body: JSON.stringify({ agent: 'demo', task: 'plan', priority: 5 }), headers: { ...auth, 'content-type': 'application/vnd.api+json' } });
+    expectError(suffixed, 400, 'validation_failed', ['priority']);
+    // No body at all is no body to refuse, whatever the Content-Type says.
+    expectError(await raw('POST', '/v1/runs', { headers: { ...auth, ...text } }), 400, 'validation_failed', ['expected object']);
+  });
+});
+
 describe('unknown and malformed ids, queries and routes', () => {
   it('answers 404 for ids that do not exist and 400 for ids that cannot exist, writing nothing', async () => {
     const { runId, interaction } = await parkedRun('demo');
@@ -263,6 +307,54 @@ describe('unknown and malformed ids, queries and routes', () => {
 
     expect(await snapshot()).toEqual(before);
     await expectStillOpen(runId, interaction.id);
+  });
+});
+
+describe('path parameters', () => {
+  it('refuses a member on an admin-only route before reading its path (403, not 400), writing nothing', async () => {
+    const before = await settled();
+    const member = stack.token(ALICE);
+    for (const [method, path, body] of [
+      ['PUT', '/v1/agents/BAD', { yaml: 'name: bad' }],
+      ['DELETE', '/v1/agents/BAD', undefined],
+      ['POST', '/v1/approvals/bad!id/claim', undefined],
+      ['DELETE', '/v1/approvals/bad!id/claim', undefined],
+      ['GET', '/v1/webhooks/bad!id', undefined],
+    ] as const) {
+      const reply = await stack.http(method, path, body, member);
+      expect({ method, path, status: reply.status }).toEqual({ method, path, status: 403 });
+      expectError(reply, 403, 'forbidden', ['only admins']);
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('names the parameter (not "(root)") in the issues of a path that cannot exist', async () => {
+    const before = await settled();
+    const member = stack.token(ALICE);
+    const admin = stack.token(CAROL);
+    const operator = stack.token({ tenant: 'acme', sub: 'ops', role: 'operator' });
+    const cases: Array<{ method: string; path: string; token: string; body?: unknown; field: string; what: string }> = [
+      { method: 'GET', path: '/v1/runs/bad!id', token: member, field: 'id', what: 'run id' },
+      { method: 'POST', path: '/v1/runs/bad!id/messages', token: member, body: { text: 'hi' }, field: 'id', what: 'run id' },
+      { method: 'GET', path: '/v1/interactions/bad!id', token: member, field: 'id', what: 'interaction id' },
+      { method: 'POST', path: '/v1/interactions/bad!id/answer', token: member, body: { choice: 1 }, field: 'id', what: 'interaction id' },
+      { method: 'GET', path: '/v1/agents/BAD', token: member, field: 'name', what: 'agent name' },
+      { method: 'PUT', path: '/v1/agents/BAD', token: admin, body: { yaml: 'name: bad' }, field: 'name', what: 'agent name' },
+      { method: 'DELETE', path: '/v1/agents/BAD', token: admin, field: 'name', what: 'agent name' },
+      { method: 'POST', path: '/v1/approvals/bad!id/claim', token: admin, field: 'id', what: 'interaction id' },
+      { method: 'DELETE', path: '/v1/approvals/bad!id/claim', token: admin, field: 'id', what: 'interaction id' },
+      { method: 'GET', path: '/v1/webhooks/bad!id', token: admin, field: 'id', what: 'webhook id' },
+      { method: 'GET', path: '/v1/webhooks/deliveries/bad!id', token: admin, field: 'deliveryId', what: 'delivery id' },
+      { method: 'GET', path: '/v1/operator/tenants/BAD/agents', token: operator, field: 'tenant', what: 'tenant' },
+      { method: 'GET', path: '/v1/operator/tenants/acme/agents/BAD/powers', token: operator, field: 'name', what: 'agent name' },
+    ];
+    for (const { method, path, token, body, field, what } of cases) {
+      const reply = await stack.http(method, path, body, token);
+      expectError(reply, 400, 'validation_failed', [`invalid ${what}: ${field}: `]);
+      const fields = (reply.body.error.details.issues as Array<{ field: string }>).map((issue) => issue.field);
+      expect({ method, path, fields: [...new Set(fields)] }).toEqual({ method, path, fields: [field] });
+    }
+    expect(await snapshot()).toEqual(before);
   });
 });
 

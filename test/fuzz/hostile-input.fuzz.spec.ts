@@ -71,7 +71,7 @@ const GLOBEX_MARKER = 'globex-private-agent-marker';
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Methods Node's HTTP parser knows and fetch may send; `FOO` and `bar` are refused by the parser itself. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'REPORT', 'PURGE', 'SEARCH', 'QUERY', 'FOO', 'bar'];
-const ALLOWED_STATUS = new Set([400, 401, 403, 404, 405, 409, 413, 422]);
+const ALLOWED_STATUS = new Set([400, 401, 403, 404, 405, 409, 413, 415, 422]);
 const STATUS_OF: Record<ErrorCode, number[]> = {
   bad_request: [400, 405],
   validation_failed: [400],
@@ -81,6 +81,7 @@ const STATUS_OF: Record<ErrorCode, number[]> = {
   conflict: [409],
   invalid_answer: [422],
   payload_too_large: [413],
+  unsupported_media_type: [415],
   rate_limited: [],
   internal: [],
 };

@@ -11,6 +11,7 @@ import { BoundedIoAdapter } from './http/bounded-io.adapter';
 import { answerClientErrors } from './http/client-errors';
 import { toErrorReply } from './http/error.filter';
 import { rejectDeepBodies } from './http/input-bounds';
+import { JSON_MEDIA_TYPES, rejectNonJsonBodies } from './http/json-bodies';
 
 /** Builds the gateway (HTTP /v1 + socket.io /v1) without listening; callers pick the port. */
 export async function createGateway(config: ParleyConfig): Promise<NestExpressApplication> {
@@ -19,7 +20,9 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
     bodyParser: false,
     logger: new PinoNestLogger(logger),
   });
-  app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true });
+  // A body that is not JSON is a 415 before it is read, rather than a body the parser skips.
+  app.use(rejectNonJsonBodies);
+  app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true, type: JSON_MEDIA_TYPES });
   // A body nested deeper than MAX_NESTING_DEPTH is a 400 before any route (or the auth guard) runs.
   app.use(rejectDeepBodies);
   // Body parser failures (malformed JSON, oversize) happen before Nest's filters see the request.

@@ -9,6 +9,7 @@ export const ErrorCodeSchema = z.enum([
   'conflict',
   'invalid_answer',
   'payload_too_large',
+  'unsupported_media_type',
   'rate_limited',
   'internal',
 ]);
@@ -36,6 +37,7 @@ const STATUS: Record<ErrorCode, number> = {
   conflict: 409,
   invalid_answer: 422,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   rate_limited: 429,
   internal: 500,
 };

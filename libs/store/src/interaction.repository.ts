@@ -36,8 +36,10 @@ export function interactionFor(request: InteractionRequest, now: Date): Interact
   };
 }
 
-/** Entries of an index of open interactions a filtered listing looks at, at most. */
+/** Entries a filtered listing looks at, at most (of an index of open interactions, or of a run's log). */
 export const LISTING_SCAN_LIMIT = 10_000;
+/** Log entries read at a time when listing a run's interactions. */
+const LOG_PAGE = 500;
 
 export class InteractionRepository {
   constructor(private readonly ctx: StoreContext) {}
@@ -158,17 +160,30 @@ export class InteractionRepository {
     return found.slice(0, limit);
   }
 
-  /** In the order they were asked: the run's log names each one (a question or checkpoint entry), so no index is kept. */
-  async listForRun(tenant: string, runId: string, limit: number): Promise<Interaction[]> {
-    const ids: string[] = [];
-    for (const line of await this.ctx.redis.lrange(this.ctx.keys.runLog(tenant, runId), 0, -1)) {
-      const entry = JSON.parse(line) as LogEntry;
-      // An automatic checkpoint has an entry but no interaction: load() leaves it out.
-      if ((entry.type === 'question' || entry.type === 'checkpoint') && ids.length < limit) {
-        ids.push(entry.interactionId);
+  /**
+   * The run's latest `limit` interactions kept by `keep`, in the order they were asked. The run's log
+   * names each one (a question or checkpoint entry), so no index is kept: it is read newest first, a
+   * page at a time, until `limit` are kept, over its last {@link LISTING_SCAN_LIMIT} entries at most.
+   */
+  async listForRun(tenant: string, runId: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
+    const found: Interaction[] = [];
+    const logKey = this.ctx.keys.runLog(tenant, runId);
+    for (let end = -1; found.length < limit && -end <= LISTING_SCAN_LIMIT; end -= LOG_PAGE) {
+      const lines = await this.ctx.redis.lrange(logKey, end - LOG_PAGE + 1, end);
+      const ids: string[] = [];
+      for (const line of lines.reverse()) {
+        const entry = JSON.parse(line) as LogEntry;
+        // An automatic checkpoint has an entry but no interaction: load() leaves it out.
+        if (entry.type === 'question' || entry.type === 'checkpoint') {
+          ids.push(entry.interactionId);
+        }
+      }
+      found.push(...(await this.load(tenant, ids)).filter(keep));
+      if (lines.length < LOG_PAGE) {
+        break;
       }
     }
-    return this.load(tenant, ids);
+    return found.slice(0, limit).reverse();
   }
 
   private async load(tenant: string, ids: string[]): Promise<Interaction[]> {

@@ -1,5 +1,5 @@
 import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
-import { NO_DEADLINE_SCORE, interactionFields, interactionFor } from './interaction.repository';
+import { LISTING_SCAN_LIMIT, NO_DEADLINE_SCORE, interactionFields, interactionFor } from './interaction.repository';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
@@ -26,6 +26,12 @@ export type AppendResult = { status: 'ok'; length: number; previousSha1: string 
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
 /** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
+/** A page of a listing of runs; `next` is where the following page starts (null: the listing is over). */
+export interface RunPage {
+  runs: Run[];
+  next: string | null;
+}
+
 export interface ParentWake {
   runId: string;
   wake: number;
@@ -118,37 +124,64 @@ export class RunRepository {
     return agent === null ? null : { tenant, agent, ...(agentDigest ? { agentDigest } : {}) };
   }
 
-  /** Newest first. Index entries of runs past their retention are dropped as they are met. */
-  async list(tenant: string, filter: { status?: RunStatus; owner?: string; limit: number }): Promise<Run[]> {
+  /**
+   * Newest first, from `after` (the `next` of the page before) on. A filter (a status, a member's own)
+   * reads the index a page at a time until `limit` runs are kept, over {@link LISTING_SCAN_LIMIT}
+   * entries at most per call: `next` is where the following call goes on from, null at the end.
+   * Index entries of runs past their retention are dropped as they are met.
+   */
+  async list(tenant: string, filter: { status?: RunStatus; owner?: string; limit: number; after?: string }): Promise<RunPage> {
     const index = this.ctx.keys.runIndex(tenant);
-    const runs: Run[] = [];
+    const runs: Array<{ run: Run; cursor: string }> = [];
     const batch = Math.max(filter.limit, 50);
-    for (let start = 0; runs.length < filter.limit; start += batch) {
-      const ids = await this.ctx.redis.zrevrange(index, start, start + batch - 1);
+    const first = filter.after ? await this.rankAfter(index, filter.after) : 0;
+    let lastSeen: string | null = null;
+    let looked = 0;
+    for (let start = first; runs.length < filter.limit && looked < LISTING_SCAN_LIMIT; start += batch) {
+      const ids = await this.ctx.redis.zrevrange(index, start, start + batch - 1, 'WITHSCORES');
       if (ids.length === 0) {
+        lastSeen = null;
         break;
       }
       const pipeline = this.ctx.redis.pipeline();
-      ids.forEach((id) => pipeline.hgetall(this.ctx.keys.run(tenant, id)));
+      const page: Array<{ id: string; cursor: string }> = [];
+      for (let i = 0; i < ids.length; i += 2) {
+        page.push({ id: ids[i], cursor: `${ids[i + 1]}:${ids[i]}` });
+        pipeline.hgetall(this.ctx.keys.run(tenant, ids[i]));
+      }
       const replies = (await pipeline.exec()) ?? [];
       const gone: string[] = [];
       replies.forEach(([, hash], i) => {
         const h = hash as Record<string, string>;
         if (!h.status) {
-          gone.push(ids[i]);
+          gone.push(page[i].id);
           return;
         }
-        const run = toRun(tenant, ids[i], h);
+        const run = toRun(tenant, page[i].id, h);
         if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
-          runs.push(run);
+          runs.push({ run, cursor: page[i].cursor });
         }
       });
+      lastSeen = page[page.length - 1].cursor;
+      looked += page.length;
       if (gone.length > 0) {
         await this.ctx.redis.zrem(index, ...gone);
         start -= gone.length;
       }
     }
-    return runs.slice(0, filter.limit);
+    const kept = runs.slice(0, filter.limit);
+    // Full: the next page starts after the last run given. Short: after the last entry looked at,
+    // unless the index ended (lastSeen is then null).
+    const next = runs.length >= filter.limit ? kept[kept.length - 1].cursor : lastSeen;
+    return { runs: kept.map(({ run }) => run), next };
+  }
+
+  /** The index rank right after a cursor's run; that run may have left the index since (retention). */
+  private async rankAfter(index: string, cursor: string): Promise<number> {
+    const split = cursor.indexOf(':');
+    const [score, runId] = [cursor.slice(0, split), cursor.slice(split + 1)];
+    const rank = await this.ctx.redis.zrevrank(index, runId);
+    return rank === null ? this.ctx.redis.zcount(index, `(${score}`, '+inf') : rank + 1;
   }
 
   async readLog(tenant: string, runId: string): Promise<LogEntry[]> {

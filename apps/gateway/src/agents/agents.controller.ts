@@ -1,10 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { AgentNameSchema, parseOrThrow, type AgentListing, type TenantAgent, type TokenClaims } from '@parley/contracts';
+import { AgentNameSchema, type AgentListing, type TenantAgent, type TokenClaims } from '@parley/contracts';
+import { requireRole } from '../auth/roles';
 import { User } from '../auth/user.decorator';
+import { parsePathParam } from '../http/path-params';
 import { AgentsService, type AgentDetail } from './agents.service';
 
-/** The deployment's agents and the tenant's own: anyone lists and reads them, admins upload and delete. */
+/**
+ * The deployment's agents and the tenant's own: anyone lists and reads them, admins upload and
+ * delete. The role is checked before any input, so a member learns nothing from a malformed one.
+ */
 @Controller('v1/agents')
 export class AgentsController {
   constructor(private readonly agents: AgentsService) {}
@@ -27,8 +32,8 @@ export class AgentsController {
     @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ agent: TenantAgent }> {
-    const checkedName = agentName(name);
-    const { created, agent } = await this.agents.upload(user, checkedName, body);
+    requireRole(user, ['admin'], 'upload agents');
+    const { created, agent } = await this.agents.upload(user, agentName(name), body);
     response.status(created ? 201 : 200);
     return { agent };
   }
@@ -36,10 +41,11 @@ export class AgentsController {
   @Delete(':name')
   @HttpCode(200)
   async remove(@User() user: TokenClaims, @Param('name') name: string): Promise<{ deleted: { name: string; digest: string } }> {
+    requireRole(user, ['admin'], 'delete agents');
     return { deleted: await this.agents.remove(user, agentName(name)) };
   }
 }
 
 function agentName(name: string): string {
-  return parseOrThrow(AgentNameSchema, name, 'agent name');
+  return parsePathParam(AgentNameSchema, name, 'name', 'agent name');
 }

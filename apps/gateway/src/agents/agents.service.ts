@@ -11,7 +11,6 @@ import {
   type TenantAgent,
   type TokenClaims,
 } from '@parley/contracts';
-import { requireRole } from '../auth/roles';
 
 /** One agent as `GET /v1/agents/:name` shows it: a global one's summary, or a tenant one with its definition. */
 export type AgentDetail = (AgentSummary & { source: 'global' }) | (TenantAgent & { definition: AgentDefinition });
@@ -47,10 +46,8 @@ export class AgentsService {
     return { ...agent, definition };
   }
 
-  /** Stores a new version (201), replaces the current one (200), or keeps an identical one (200). */
-  /** The role is checked before the body is read: a member learns nothing from a malformed upload. */
+  /** Stores a new version (201), replaces the current one (200), or keeps an identical one (200). Admins only: the controller checks. */
   async upload(user: TokenClaims, name: string, body: unknown): Promise<{ created: boolean; agent: TenantAgent }> {
-    requireRole(user, ['admin'], 'upload agents');
     const uploaded = parseUploadedAgent(name, parseOrThrow(UploadAgentBodySchema, body, 'body'), this.agents.catalog);
     const stored = { name, digest: uploaded.digest, uploadedAt: new Date().toISOString(), uploadedBy: user.sub, sizeBytes: uploaded.sizeBytes };
     const saved = await this.agents.repository.save(user.tenant, stored, uploaded.canonical, TENANT_AGENTS_MAX);
@@ -61,9 +58,8 @@ export class AgentsService {
     return { created: saved.status === 'created', agent: (await this.agents.describe(user.tenant, current)).agent };
   }
 
-  /** Runs already started keep their version until they end. */
+  /** Runs already started keep their version until they end. Admins only: the controller checks. */
   async remove(user: TokenClaims, name: string): Promise<{ name: string; digest: string }> {
-    requireRole(user, ['admin'], 'delete agents');
     const digest = await this.agents.repository.remove(user.tenant, name);
     if (digest === null) {
       throw new NotFoundError('agent', name);

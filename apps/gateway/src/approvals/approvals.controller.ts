@@ -1,10 +1,11 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { TenantAgents } from '@parley/agents';
-import { EntityIdSchema, ListApprovalsQuerySchema, SafeCommandsQuerySchema, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
+import { EntityIdSchema, ListApprovalsQuerySchema, SafeCommandsQuerySchema, type Interaction, type TokenClaims } from '@parley/contracts';
 import type { SafeCommandInEffect } from '@parley/tools';
 import { User } from '../auth/user.decorator';
+import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
-import { InteractionsService } from '../interactions/interactions.service';
+import { InteractionsService, requireClaimer } from '../interactions/interactions.service';
 
 /** The approval queue: open tool approvals, claims, and the safe commands that skip approval. */
 @Controller('v1/approvals')
@@ -30,12 +31,18 @@ export class ApprovalsController {
   @Post(':id/claim')
   @HttpCode(200)
   async claim(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
-    return { interaction: await this.interactions.claim(user, parseOrThrow(EntityIdSchema, id, 'interaction id'), false) };
+    requireClaimer(user);
+    return { interaction: await this.interactions.claim(user, interactionId(id), false) };
   }
 
   @Delete(':id/claim')
   @HttpCode(200)
   async release(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
-    return { interaction: await this.interactions.claim(user, parseOrThrow(EntityIdSchema, id, 'interaction id'), true) };
+    requireClaimer(user);
+    return { interaction: await this.interactions.claim(user, interactionId(id), true) };
   }
+}
+
+function interactionId(id: string): string {
+  return parsePathParam(EntityIdSchema, id, 'id', 'interaction id');
 }

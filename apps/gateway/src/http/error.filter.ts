@@ -27,6 +27,7 @@ const HTTP_CODES: Record<number, ErrorCode> = {
   404: 'not_found',
   409: 'conflict',
   413: 'payload_too_large',
+  415: 'unsupported_media_type',
   422: 'invalid_answer',
   429: 'rate_limited',
 };
@@ -43,6 +44,11 @@ export function toErrorReply(exception: unknown): { status: number; body: ErrorB
   const parserError = exception as { status?: number; type?: string; message?: string };
   if (parserError.type === 'entity.too.large') {
     return { status: 413, body: { error: { code: 'payload_too_large', message: 'request body is too large' } } };
+  }
+  // A JSON body in a charset or content encoding the parser does not read.
+  if (parserError.status === 415) {
+    const header = parserError.type === 'charset.unsupported' ? 'Content-Type' : 'Content-Encoding';
+    return { status: 415, body: { error: { code: 'unsupported_media_type', message: `${parserError.message ?? 'unsupported media type'} (${header} header)` } } };
   }
   if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
     const message = parserError.type === 'entity.parse.failed' ? `malformed JSON body: ${parserError.message ?? ''}` : (parserError.message ?? 'bad request');

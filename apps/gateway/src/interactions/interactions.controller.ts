@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { AnswerBodySchema, EntityIdSchema, ListInteractionsQuerySchema, parseAnswerBody, parseOrThrow, type Interaction, type TokenClaims } from '@parley/contracts';
+import { AnswerBodySchema, EntityIdSchema, ListInteractionsQuerySchema, parseAnswerBody, type Interaction, type TokenClaims } from '@parley/contracts';
 import { User } from '../auth/user.decorator';
+import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
 import { InteractionsService } from './interactions.service';
 
@@ -15,13 +16,17 @@ export class InteractionsController {
 
   @Get(':id')
   async get(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
-    return { interaction: await this.interactions.get(user, parseOrThrow(EntityIdSchema, id, 'interaction id')) };
+    return { interaction: await this.interactions.get(user, interactionId(id)) };
   }
 
   @Post(':id/answer')
   @HttpCode(200)
   async answer(@User() user: TokenClaims, @Param('id') id: string, @Body() body: unknown): Promise<{ interaction: Interaction }> {
-    const interactionId = parseOrThrow(EntityIdSchema, id, 'interaction id');
-    return { interaction: await this.interactions.answer(user, interactionId, parseAnswerBody(AnswerBodySchema, body)) };
+    const target = interactionId(id);
+    return { interaction: await this.interactions.answer(user, target, parseAnswerBody(AnswerBodySchema, body)) };
   }
+}
+
+function interactionId(id: string): string {
+  return parsePathParam(EntityIdSchema, id, 'id', 'interaction id');
 }

@@ -2,9 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TenantAgents } from '@parley/agents';
 import {
   ConflictError,
+  InvalidAnswerError,
   NotFoundError,
   validateAnswer,
   type Actor,
+  type Answer,
   type AnswerBody,
   type Interaction,
   type ListApprovalsQuery,
@@ -46,8 +48,7 @@ export class InteractionsService {
     if (!filter.runId) {
       return this.store.interactions.listOpen(user.tenant, (i) => this.auth.canSee(user, i), filter.limit);
     }
-    const found = await this.store.interactions.listForRun(user.tenant, filter.runId, filter.limit);
-    return found.filter((i) => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open'));
+    return this.store.interactions.listForRun(user.tenant, filter.runId, (i) => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open'), filter.limit);
   }
 
   /** The approval queue: open approvals the caller may see (admins: the whole tenant), oldest deadline first. */
@@ -66,18 +67,24 @@ export class InteractionsService {
   /**
    * Validates the answer against the interaction, then lets the one atomic step decide. An
    * interaction this gateway saw open is not read back: the step itself refuses a closed or claimed one.
+   * Only an answer that does not fit a cached copy reads it back, so that a closed one still gets its 409.
    */
   async answer(user: TokenClaims, interactionId: string, body: AnswerBody): Promise<Interaction> {
     const seen = this.openCache.get(user.tenant, interactionId);
-    const interaction = seen && this.auth.canSee(user, seen) ? seen : await this.get(user, interactionId);
-    if (interaction.status !== 'open') {
-      throw alreadyResolved(interaction);
+    const cached = seen && this.auth.canSee(user, seen) ? seen : undefined;
+    const interaction = cached ?? (await this.get(user, interactionId));
+    refuseUnlessAnswerable(user, interaction);
+    let answer: Answer;
+    try {
+      answer = await this.validated(interaction, body);
+    } catch (error) {
+      // The resolve step never runs for an answer that does not fit, so it cannot tell a stale
+      // cached copy from the truth: Redis does, and a closed or claimed interaction is a 409 first.
+      if (cached && error instanceof InvalidAnswerError) {
+        refuseUnlessAnswerable(user, await this.get(user, interactionId));
+      }
+      throw error;
     }
-    if (interaction.claim && interaction.claim.subject !== user.sub) {
-      throw claimedBy(interaction.claim);
-    }
-    const allowedHosts = interaction.prompt.kind === 'tool_approval' ? await this.allowedHostsOf(interaction) : [];
-    const answer = validateAnswer(interaction.prompt, body, (prompt, b, issues) => answerApproval(prompt, b, issues, { allowedHosts }));
     const by: Actor = { kind: 'user', subject: user.sub, role: user.role };
     const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by });
     switch (result.status) {
@@ -93,6 +100,12 @@ export class InteractionsService {
     }
   }
 
+  /** The answer as recorded, or an InvalidAnswerError (422) naming what does not fit the prompt. */
+  private async validated(interaction: Interaction, body: AnswerBody): Promise<Answer> {
+    const allowedHosts = interaction.prompt.kind === 'tool_approval' ? await this.allowedHostsOf(interaction) : [];
+    return validateAnswer(interaction.prompt, body, (prompt, b, issues) => answerApproval(prompt, b, issues, { allowedHosts }));
+  }
+
   /** The hosts an approver may allow for the run's agent (only approvals of http_request use them). */
   private async allowedHostsOf(interaction: Interaction): Promise<string[]> {
     const run = await this.store.runs.agentOf(interaction.tenant, interaction.runId);
@@ -101,7 +114,7 @@ export class InteractionsService {
 
   /** An admin takes an open approval for the configured time (or gives it up) so colleagues see who is on it. */
   async claim(user: TokenClaims, interactionId: string, release: boolean): Promise<Interaction> {
-    requireRole(user, ['admin'], 'claim approvals');
+    requireClaimer(user);
     const interaction = await this.get(user, interactionId);
     if (interaction.waitReason !== 'approval') {
       throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);
@@ -121,6 +134,21 @@ export class InteractionsService {
       case 'missing':
         throw new NotFoundError('interaction', interactionId);
     }
+  }
+}
+
+/** Only admins claim approvals; the approvals routes ask this before they read the id (403 before 400). */
+export function requireClaimer(user: TokenClaims): void {
+  requireRole(user, ['admin'], 'claim approvals');
+}
+
+/** A closed interaction, or one someone else holds a claim on, takes no answer from `user` (409). */
+function refuseUnlessAnswerable(user: TokenClaims, interaction: Interaction): void {
+  if (interaction.status !== 'open') {
+    throw alreadyResolved(interaction);
+  }
+  if (interaction.claim && interaction.claim.subject !== user.sub) {
+    throw claimedBy(interaction.claim);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Interaction, ParleyEvent } from '@parley/contracts';
 import type { EventFeed } from '../events/event.feed';
-import { OPEN_INTERACTION_CACHE_SIZE, OpenInteractionCache } from './open-interaction.cache';
+import { OPEN_INTERACTION_CACHE_BYTES, OPEN_INTERACTION_CACHE_SIZE, OPEN_INTERACTION_ENTRY_BYTES, OpenInteractionCache } from './open-interaction.cache';
 
 function interaction(id: string): Interaction {
   return {
@@ -19,6 +19,15 @@ function interaction(id: string): Interaction {
 
 const base = { tenant: 'acme', runId: 'run-1', owner: 'alice', at: '2026-11-29T21:00:00.000Z' };
 const opened = (seq: number, id: string, tenant = 'acme'): ParleyEvent => ({ ...base, tenant, seq, type: 'interaction.opened', data: { interaction: { ...interaction(id), tenant } } });
+/** An opened review whose interaction's JSON is exactly `bytes` long. */
+function openedOfBytes(seq: number, id: string, bytes: number): ParleyEvent {
+  const event = opened(seq, id) as Extract<ParleyEvent, { type: 'interaction.opened' }>;
+  const withMarkdown = (markdown: string): Interaction => ({ ...event.data.interaction, prompt: { kind: 'review', prompt: 'Read this', markdown } });
+  const overhead = JSON.stringify(withMarkdown('')).length;
+  return { ...event, data: { interaction: withMarkdown('m'.repeat(bytes - overhead)) } };
+}
+const jsonBytes = (i: Interaction | undefined) => Buffer.byteLength(JSON.stringify(i));
+
 const resolved = (seq: number, id: string): ParleyEvent => ({
   ...base,
   seq,
@@ -54,6 +63,43 @@ describe('OpenInteractionCache', () => {
     expect(cache.size).toBe(OPEN_INTERACTION_CACHE_SIZE);
     expect(cache.get('acme', 'ix-0')).toBeUndefined();
     expect(cache.get('acme', `ix-${OPEN_INTERACTION_CACHE_SIZE}`)).toBeDefined();
+  });
+
+  it('keeps at most OPEN_INTERACTION_CACHE_BYTES of JSON, dropping the oldest', () => {
+    const { cache, feed } = cacheFed();
+    const entryBytes = OPEN_INTERACTION_ENTRY_BYTES;
+    const fitting = Math.floor(OPEN_INTERACTION_CACHE_BYTES / entryBytes);
+    for (let i = 0; i <= fitting; i++) {
+      feed(openedOfBytes(i + 1, `ix-${i}`, entryBytes));
+    }
+    expect(cache.size).toBe(fitting);
+    expect(cache.bytes).toBe(fitting * entryBytes);
+    expect(cache.bytes).toBeLessThanOrEqual(OPEN_INTERACTION_CACHE_BYTES);
+    expect(cache.get('acme', 'ix-0')).toBeUndefined();
+    expect(cache.get('acme', `ix-${fitting}`)).toBeDefined();
+  });
+
+  it('does not cache an interaction over OPEN_INTERACTION_ENTRY_BYTES (its answer reads Redis), nor keep an older copy of it', () => {
+    const { cache, feed } = cacheFed();
+    feed(openedOfBytes(1, 'ix-small', OPEN_INTERACTION_ENTRY_BYTES));
+    expect(jsonBytes(cache.get('acme', 'ix-small'))).toBe(OPEN_INTERACTION_ENTRY_BYTES);
+    feed(openedOfBytes(2, 'ix-big', OPEN_INTERACTION_ENTRY_BYTES + 1));
+    expect(cache.get('acme', 'ix-big')).toBeUndefined();
+    // The same interaction announced again, now too big: the copy cached before is dropped too.
+    feed(openedOfBytes(3, 'ix-small', OPEN_INTERACTION_ENTRY_BYTES + 1));
+    expect(cache.get('acme', 'ix-small')).toBeUndefined();
+    expect({ size: cache.size, bytes: cache.bytes }).toEqual({ size: 0, bytes: 0 });
+  });
+
+  it('counts the bytes of what it holds: an entry announced twice once, a resolved one not at all', () => {
+    const { cache, feed } = cacheFed();
+    feed(opened(1, 'ix-1'));
+    feed(opened(2, 'ix-1'));
+    feed(opened(3, 'ix-2'));
+    expect(cache.bytes).toBe(jsonBytes(cache.get('acme', 'ix-1')) + jsonBytes(cache.get('acme', 'ix-2')));
+    feed(resolved(4, 'ix-1'));
+    feed(resolved(5, 'ix-2'));
+    expect({ size: cache.size, bytes: cache.bytes }).toEqual({ size: 0, bytes: 0 });
   });
 
   it('stops listening when the module is destroyed', () => {

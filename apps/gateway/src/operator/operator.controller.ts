@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Put, UseGuards } from '
 import { AgentNameSchema, EnablePowersBodySchema, TenantIdSchema, parseOrThrow, type AgentDefinition, type AgentPowers, type TenantAgent, type TokenClaims } from '@parley/contracts';
 import { Public } from '../auth/auth.guard';
 import { User } from '../auth/user.decorator';
+import { parsePathParam } from '../http/path-params';
 import { OperatorGuard } from './operator.guard';
 import { OperatorService } from './operator.service';
 
@@ -41,9 +42,9 @@ export class OperatorController {
 }
 
 function tenantId(tenant: string): string {
-  return parseOrThrow(TenantIdSchema, tenant, 'tenant');
+  return parsePathParam(TenantIdSchema, tenant, 'tenant', 'tenant');
 }
 
 function agentName(name: string): string {
-  return parseOrThrow(AgentNameSchema, name, 'agent name');
+  return parsePathParam(AgentNameSchema, name, 'name', 'agent name');
 }

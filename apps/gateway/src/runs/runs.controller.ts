@@ -13,7 +13,9 @@ import {
   type Run,
   type TokenClaims,
 } from '@parley/contracts';
+import type { RunPage } from '@parley/store';
 import { User } from '../auth/user.decorator';
+import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
 import { RunsService } from './runs.service';
 
@@ -28,8 +30,8 @@ export class RunsController {
   }
 
   @Get()
-  async list(@User() user: TokenClaims, @Query() query: unknown): Promise<{ runs: Run[] }> {
-    return { runs: await this.runs.list(user, parseQuery(ListRunsQuerySchema, query)) };
+  list(@User() user: TokenClaims, @Query() query: unknown): Promise<RunPage> {
+    return this.runs.list(user, parseQuery(ListRunsQuerySchema, query));
   }
 
   @Get(':id')
@@ -72,5 +74,5 @@ export class RunsController {
 }
 
 function runId(id: string): string {
-  return parseOrThrow(EntityIdSchema, id, 'run id');
+  return parsePathParam(EntityIdSchema, id, 'id', 'run id');
 }

@@ -18,7 +18,7 @@ import {
   type TokenClaims,
 } from '@parley/contracts';
 import type { ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type PostMessageResult } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type PostMessageResult, type RunPage } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -94,7 +94,7 @@ export class RunsService {
     return run;
   }
 
-  list(user: TokenClaims, filter: { status?: RunStatus; limit: number }): Promise<Run[]> {
+  list(user: TokenClaims, filter: { status?: RunStatus; limit: number; after?: string }): Promise<RunPage> {
     return this.store.runs.list(user.tenant, { ...filter, ...(user.role === 'member' ? { owner: user.sub } : {}) });
   }
 

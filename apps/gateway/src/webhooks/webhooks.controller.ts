@@ -10,6 +10,7 @@ import {
   type WebhookDelivery,
 } from '@parley/contracts';
 import { User } from '../auth/user.decorator';
+import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
 import { WebhooksService } from './webhooks.service';
 import { requireRole } from '../auth/roles';
@@ -36,14 +37,14 @@ export class WebhooksController {
   @Get('deliveries/:deliveryId')
   async delivery(@User() user: TokenClaims, @Param('deliveryId') deliveryId: string): Promise<{ delivery: WebhookDelivery }> {
     requireRole(user, ['admin'], 'manage webhooks');
-    return { delivery: await this.webhooks.delivery(user, parseOrThrow(EntityIdSchema, deliveryId, 'delivery id')) };
+    return { delivery: await this.webhooks.delivery(user, deliveryIdOf(deliveryId)) };
   }
 
   @Post('deliveries/:deliveryId/replay')
   @HttpCode(201)
   async replay(@User() user: TokenClaims, @Param('deliveryId') deliveryId: string): Promise<{ delivery: WebhookDelivery }> {
     requireRole(user, ['admin'], 'manage webhooks');
-    return { delivery: await this.webhooks.replay(user, parseOrThrow(EntityIdSchema, deliveryId, 'delivery id')) };
+    return { delivery: await this.webhooks.replay(user, deliveryIdOf(deliveryId)) };
   }
 
   @Get(':id')
@@ -82,5 +83,9 @@ export class WebhooksController {
 }
 
 function webhookId(id: string): string {
-  return parseOrThrow(EntityIdSchema, id, 'webhook id');
+  return parsePathParam(EntityIdSchema, id, 'id', 'webhook id');
+}
+
+function deliveryIdOf(deliveryId: string): string {
+  return parsePathParam(EntityIdSchema, deliveryId, 'deliveryId', 'delivery id');
 }
