@@ -16,4 +16,8 @@ describe('prepareFinish', () => {
     expect(prepareFinish({ summary: ['a'] })).toEqual({ ok: false, error: 'invalid finish input: summary: must be a string' });
     expect(prepareFinish('done')).toEqual({ ok: false, error: 'invalid finish input: expected a JSON object' });
   });
+
+  it('refuses an unknown field, naming it', () => {
+    expect(prepareFinish({ summary: 'Done', status: 'partial' })).toEqual({ ok: false, error: 'invalid finish input: status: unknown field' });
+  });
 });

@@ -4,9 +4,10 @@ import { FinishInputSchema } from './tool.schemas';
 
 export type PreparedFinish = { ok: true; summary: string } | { ok: false; error: string };
 
-/** The summary of a `finish` call, trimmed and cut to FINISH_SUMMARY_MAX_BYTES; an empty one is refused. */
+/** The summary of a `finish` call, trimmed and cut to FINISH_SUMMARY_MAX_BYTES; an empty one, or an unknown field, is refused. */
 export function prepareFinish(input: unknown): PreparedFinish {
-  const normalised = isRecord(input) ? { summary: trimAndBound(input.summary, FINISH_SUMMARY_MAX_BYTES) } : input;
+  // Spread first, so that the strict schema refuses a field it does not know instead of losing it.
+  const normalised = isRecord(input) ? { ...input, summary: trimAndBound(input.summary, FINISH_SUMMARY_MAX_BYTES) } : input;
   const checked = checkInput('finish', FinishInputSchema, normalised);
   return checked.ok ? { ok: true, summary: checked.value.summary } : checked;
 }

@@ -42,8 +42,8 @@ describe('prepareHumanToolCall', () => {
     });
   });
 
-  it('trims strings and drops unknown fields', () => {
-    expect(prompt(prepareHumanToolCall('ask_user_text', { question: '  \n Which city? \t', extra: 1 }))).toEqual({
+  it('trims strings', () => {
+    expect(prompt(prepareHumanToolCall('ask_user_text', { question: '  \n Which city? \t' }))).toEqual({
       kind: 'free_text',
       prompt: 'Which city?',
     });
@@ -51,11 +51,26 @@ describe('prepareHumanToolCall', () => {
       prompt(
         prepareHumanToolCall('ask_user_choice', {
           question: ' Pick ',
-          options: [{ label: ' A ', description: '  first ', colour: 'red' }, { label: 'B', description: '   ' }],
+          options: [{ label: ' A ', description: '  first ' }, { label: 'B', description: '   ' }],
           multi: true,
         }),
       ),
     ).toEqual({ kind: 'multiple_choice', prompt: 'Pick', options: [{ label: 'A', description: 'first' }, { label: 'B' }], multi: true });
+  });
+
+  it('refuses an unknown field, naming it, rather than asking without it', () => {
+    expect(error(prepareHumanToolCall('ask_user_text', { question: 'Which city?', extra: 1 }))).toBe('invalid ask_user_text input: extra: unknown field');
+    expect(error(prepareHumanToolCall('ask_user_confirm', { question: 'Deploy?', default: true }))).toBe('invalid ask_user_confirm input: default: unknown field');
+    expect(error(prepareHumanToolCall('edit_document', { instructions: 'Fix', content: 'x', format: 'md' }))).toBe('invalid edit_document input: format: unknown field');
+    expect(error(prepareHumanToolCall('present_for_review', { title: 'T', markdown: 'm', due: 'today' }))).toBe(
+      'invalid present_for_review input: due: unknown field',
+    );
+    expect(error(prepareHumanToolCall('ask_user_choice', { question: 'Pick', options: ['A', 'B'], allow_other: true }))).toBe(
+      'invalid ask_user_choice input: allow_other: unknown field',
+    );
+    expect(error(prepareHumanToolCall('ask_user_choice', { question: 'Pick', options: [{ label: 'A', colour: 'red' }, { label: 'B' }] }))).toBe(
+      'invalid ask_user_choice input: options.0.colour: unknown field',
+    );
   });
 
   it.each(['ask_user_text', 'ask_user_confirm'] as const)('%s: a missing, empty or non-string question names the field', (name) => {

@@ -14,7 +14,9 @@ export type PreparedHumanToolCall = { ok: true; prompt: Prompt } | { ok: false; 
 
 /**
  * Turns a model's call of a human tool into the prompt the person will see, exactly: strings
- * trimmed and bounded, empty options dropped, options past the limit dropped. Never throws;
+ * trimmed and bounded, empty options dropped, options past the limit dropped. The raw input is
+ * spread under the normalised fields so that the strict schema refuses any field it does not know
+ * (in an option too) instead of losing it. Never throws;
  * anything the model must fix comes back as `{ ok: false, error }` for its tool_result.
  */
 export function prepareHumanToolCall(name: HumanToolName, rawInput: unknown): PreparedHumanToolCall {
@@ -23,17 +25,18 @@ export function prepareHumanToolCall(name: HumanToolName, rawInput: unknown): Pr
   }
   switch (name) {
     case 'ask_user_text': {
-      const input = checkInput(name, AskUserTextInputSchema, { question: trimAndBound(rawInput.question, LIMITS.questionBytes) });
+      const input = checkInput(name, AskUserTextInputSchema, { ...rawInput, question: trimAndBound(rawInput.question, LIMITS.questionBytes) });
       return input.ok ? { ok: true, prompt: { kind: 'free_text', prompt: input.value.question } } : input;
     }
     case 'ask_user_confirm': {
-      const input = checkInput(name, AskUserConfirmInputSchema, { question: trimAndBound(rawInput.question, LIMITS.questionBytes) });
+      const input = checkInput(name, AskUserConfirmInputSchema, { ...rawInput, question: trimAndBound(rawInput.question, LIMITS.questionBytes) });
       return input.ok ? { ok: true, prompt: { kind: 'confirm', prompt: input.value.question } } : input;
     }
     case 'ask_user_choice':
       return prepareChoice(rawInput);
     case 'edit_document': {
       const input = checkInput(name, EditDocumentInputSchema, {
+        ...rawInput,
         instructions: trimAndBound(rawInput.instructions, LIMITS.questionBytes),
         content: trimAndBound(rawInput.content, LIMITS.documentBytes),
       });
@@ -41,6 +44,7 @@ export function prepareHumanToolCall(name: HumanToolName, rawInput: unknown): Pr
     }
     case 'present_for_review': {
       const input = checkInput(name, PresentForReviewInputSchema, {
+        ...rawInput,
         title: trimAndBound(rawInput.title, LIMITS.titleBytes),
         markdown: trimAndBound(rawInput.markdown, LIMITS.documentBytes),
       });
@@ -60,6 +64,7 @@ function prepareChoice(rawInput: Record<string, unknown>): PreparedHumanToolCall
     };
   }
   const input = checkInput('ask_user_choice', AskUserChoiceInputSchema, {
+    ...rawInput,
     question: trimAndBound(rawInput.question, LIMITS.questionBytes),
     options,
     multi: rawInput.multi ?? undefined,
@@ -104,10 +109,11 @@ function normaliseOption(item: unknown): unknown {
   if (!isRecord(option)) {
     return option === undefined || option === null ? undefined : option;
   }
-  const label = trimAndBound(option.label, LIMITS.optionLabelBytes);
+  const { label: rawLabel, description: rawDescription, ...unknownFields } = option;
+  const label = trimAndBound(rawLabel, LIMITS.optionLabelBytes);
   if (label === undefined || label === null || label === '') {
     return undefined;
   }
-  const description = trimAndBound(option.description, LIMITS.optionDescriptionBytes);
-  return description === undefined || description === null || description === '' ? { label } : { label, description };
+  const description = trimAndBound(rawDescription, LIMITS.optionDescriptionBytes);
+  return description === undefined || description === null || description === '' ? { ...unknownFields, label } : { ...unknownFields, label, description };
 }

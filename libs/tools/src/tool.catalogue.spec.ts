@@ -1,5 +1,5 @@
 import { ParleyError } from '@parley/contracts';
-import { UnknownToolError, toolSpecs } from './tool.catalogue';
+import { UnknownToolError, checkToolInput, toolSpecs } from './tool.catalogue';
 import { ALL_TOOL_NAMES, HUMAN_TOOLS, HUMAN_TOOL_KINDS, WORKSPACE_TOOLS, isHumanTool, isToolName, isWorkspaceTool } from './tool.names';
 
 describe('tool names', () => {
@@ -73,6 +73,14 @@ describe('toolSpecs', () => {
     }).toThrow(TypeError);
   });
 
+  it('tells the model that no field beyond those described is accepted, in nested objects too', () => {
+    for (const spec of toolSpecs(ALL_TOOL_NAMES)) {
+      expect([spec.name, spec.input_schema.additionalProperties]).toEqual([spec.name, false]);
+    }
+    const [choice] = toolSpecs(['ask_user_choice']);
+    expect(choice.input_schema).toMatchObject({ properties: { options: { items: { additionalProperties: false } } } });
+  });
+
   it('describes ask_user_choice with options of 2 to 20 and an optional multi', () => {
     const [spec] = toolSpecs(['ask_user_choice']);
     expect(spec.input_schema).toMatchObject({
@@ -129,5 +137,43 @@ describe('toolSpecs', () => {
     expect(error.unknownNames).toEqual(['rm_rf', 'sudo']);
     expect(error.code).toBe('bad_request');
     expect(error.message).toMatch(/^unknown tools: rm_rf, sudo \(known: list_files, /);
+  });
+});
+
+describe('checkToolInput', () => {
+  /** A valid call of each tool: an unknown field added to it must be the only thing refused. */
+  const VALID: Record<(typeof ALL_TOOL_NAMES)[number], Record<string, unknown>> = {
+    list_files: {},
+    read_file: { path: 'a.md' },
+    write_file: { path: 'a.md', content: 'x' },
+    delete_file: { path: 'a.md' },
+    finish: { summary: 'done' },
+    ask_user_text: { question: 'Why?' },
+    ask_user_choice: { question: 'Which?', options: [{ label: 'A' }, { label: 'B' }] },
+    ask_user_confirm: { question: 'OK?' },
+    edit_document: { instructions: 'Fix', content: 'x' },
+    present_for_review: { title: 'T', markdown: 'm' },
+    shell: { command: 'make' },
+    http_request: { method: 'POST', url: 'https://api.example.com/pay' },
+    complete_stage: { output: 'draft' },
+    delegate: { agent: 'helper', task: 'Sum it up' },
+    needs_input: { missing: 'the budget' },
+  };
+
+  it.each(ALL_TOOL_NAMES.map((name) => [name]))('refuses an unknown field in a call of %s, naming it', (name) => {
+    expect(checkToolInput(name, VALID[name])).toMatchObject({ ok: true });
+    expect(checkToolInput(name, { ...VALID[name], extra: 1 })).toEqual({ ok: false, error: `invalid ${name} input: extra: unknown field` });
+  });
+
+  it('does not hand back a POST stripped of the body the model meant to send', () => {
+    expect(checkToolInput('http_request', { method: 'POST', url: 'https://api.example.com/pay', data: '{"amount":100}' })).toEqual({
+      ok: false,
+      error: 'invalid http_request input: data: unknown field',
+    });
+    expect(checkToolInput('shell', { command: 'make', cwd: 'sub' })).toEqual({ ok: false, error: 'invalid shell input: cwd: unknown field' });
+  });
+
+  it('names an unknown field next to the other problems', () => {
+    expect(checkToolInput('write_file', { path: 'a.md', text: 'x' })).toEqual({ ok: false, error: 'invalid write_file input: content: is required; text: unknown field' });
   });
 });

@@ -7,7 +7,11 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Validates a tool's input; the error names each offending field, e.g. `invalid read_file input: path: is required`. */
+/**
+ * Validates a tool's input; the error names each offending field, e.g. `invalid read_file input: path: is required`
+ * or `invalid http_request input: data: unknown field` (tool input schemas are strict: a field the tool does not
+ * know is refused, never dropped, so what is approved and what runs is what the model meant).
+ */
 export function checkInput<T extends z.ZodType>(tool: string, schema: T, input: unknown): Checked<z.output<T>> {
   if (!isRecord(input)) {
     return { ok: false, error: `invalid ${tool} input: expected a JSON object` };
@@ -16,9 +20,14 @@ export function checkInput<T extends z.ZodType>(tool: string, schema: T, input: 
   if (parsed.success) {
     return { ok: true, value: parsed.data };
   }
-  const problems = parsed.error.issues.map((issue) => {
-    const field = issue.path.map(String).join('.');
-    return field === '' ? issue.message : `${field}: ${issue.message}`;
+  const problems = parsed.error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    // An unknown key is reported on its parent object; name the key itself, as any other field.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => `${[...path, key].join('.')}: unknown field`);
+    }
+    const field = path.join('.');
+    return [field === '' ? issue.message : `${field}: ${issue.message}`];
   });
   return { ok: false, error: `invalid ${tool} input: ${problems.join('; ')}` };
 }

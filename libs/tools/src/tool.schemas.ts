@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { HUMAN_TOOL_LIMITS } from './tool.limits';
 import { normaliseWorkspacePath } from './workspace.path';
 
+// Every input object is strict: an unknown field is refused with its name rather than dropped, since a
+// call stripped of a field the model meant (a POST's `data`, a shell `cwd`) would be approved and run
+// as something else. Their JSON Schemas carry `additionalProperties: false` to say so to the model.
+
 const isAbsent = (input: unknown): boolean => input === undefined || input === null;
 
 /** A required string whose errors read well after the field name: "question: is required". */
@@ -22,30 +26,30 @@ function workspacePath(description: string) {
   });
 }
 
-export const ListFilesInputSchema = z.object({});
+export const ListFilesInputSchema = z.strictObject({});
 
-export const ReadFileInputSchema = z.object({
+export const ReadFileInputSchema = z.strictObject({
   path: workspacePath('Relative path with / between folders, e.g. notes/plan.md'),
 });
 
-export const WriteFileInputSchema = z.object({
+export const WriteFileInputSchema = z.strictObject({
   path: workspacePath('Relative path with / between folders, e.g. notes/plan.md'),
   content: text('The whole new content of the file', { allowEmpty: true }),
 });
 
-export const DeleteFileInputSchema = z.object({
+export const DeleteFileInputSchema = z.strictObject({
   path: workspacePath('Relative path of the file to delete'),
 });
 
-export const FinishInputSchema = z.object({
+export const FinishInputSchema = z.strictObject({
   summary: text('What you did and what the outcome is, for the person who started the task'),
 });
 
-export const AskUserTextInputSchema = z.object({
+export const AskUserTextInputSchema = z.strictObject({
   question: text(`One clear, self-contained question (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
 });
 
-export const ChoiceOptionInputSchema = z.object({
+export const ChoiceOptionInputSchema = z.strictObject({
   label: text(`Short text the person picks; distinct from the other labels (${limit(HUMAN_TOOL_LIMITS.optionLabelBytes)})`),
   description: z
     .string({ error: 'must be a string' })
@@ -53,7 +57,7 @@ export const ChoiceOptionInputSchema = z.object({
     .describe(`Optional detail shown under the label (${limit(HUMAN_TOOL_LIMITS.optionDescriptionBytes)})`),
 });
 
-export const AskUserChoiceInputSchema = z.object({
+export const AskUserChoiceInputSchema = z.strictObject({
   question: text(`The question the options answer (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
   options: z
     .array(ChoiceOptionInputSchema, { error: (issue) => (isAbsent(issue.input) ? 'is required' : 'must be an array of {label, description?}') })
@@ -66,21 +70,21 @@ export const AskUserChoiceInputSchema = z.object({
     .describe('true to let the person pick several options; false (the default) for exactly one'),
 });
 
-export const AskUserConfirmInputSchema = z.object({
+export const AskUserConfirmInputSchema = z.strictObject({
   question: text(`A yes/no question (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
 });
 
-export const EditDocumentInputSchema = z.object({
+export const EditDocumentInputSchema = z.strictObject({
   instructions: text(`What the person should do with the text (${limit(HUMAN_TOOL_LIMITS.questionBytes)})`),
   content: text(`The text the person edits (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`, { allowEmpty: true }),
 });
 
-export const PresentForReviewInputSchema = z.object({
+export const PresentForReviewInputSchema = z.strictObject({
   title: text(`Short title of what is reviewed (${limit(HUMAN_TOOL_LIMITS.titleBytes)})`),
   markdown: text(`The work to review, as markdown (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`),
 });
 
-export const CompleteStageInputSchema = z.object({
+export const CompleteStageInputSchema = z.strictObject({
   output: text(`What this stage produced, in full: the document or result the next stage (and any checkpoint) works from (${limit(HUMAN_TOOL_LIMITS.documentBytes)})`, {
     allowEmpty: true,
   }),
@@ -90,11 +94,11 @@ export const CompleteStageInputSchema = z.object({
     .describe('The stage to move to, when this stage has more than one way on'),
 });
 
-export const DelegateInputSchema = z.object({
+export const DelegateInputSchema = z.strictObject({
   agent: text('The name of the agent to start as a sub-agent (one of those this agent may delegate to)'),
   task: text('The task for the sub-agent, self-contained: it cannot ask the person anything'),
 });
 
-export const NeedsInputInputSchema = z.object({
+export const NeedsInputInputSchema = z.strictObject({
   missing: text('What information is missing and why you cannot go on without it; your parent decides whether to ask a person'),
 });

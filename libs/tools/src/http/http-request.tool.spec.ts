@@ -279,6 +279,14 @@ describe('executeHttpRequest', () => {
     expect(received).toEqual([]);
   });
 
+  it('refuses an unknown field, naming it, instead of sending the request without it', async () => {
+    routes.set('/pay', (_request, response) => response.end('paid'));
+    const result = await send({ method: 'POST', url: `${origin}/pay`, data: '{"amount":100}' });
+    expect(result).toEqual({ content: JSON.stringify({ ok: false, error: 'invalid http_request input: data: unknown field' }), isError: true });
+    expect(body(await send({ url: `${origin}/pay`, query: { a: 1 }, timeout: 5 })).error).toBe('invalid http_request input: query: unknown field; timeout: unknown field');
+    expect(received).toEqual([]);
+  });
+
   it('allows Authorization and Cookie headers to an allowed host', async () => {
     routes.set('/auth', (request, response) => response.end(`${request.headers.authorization} ${request.headers.cookie}`));
     expect(body(await send({ url: `${origin}/auth`, headers: { Authorization: 'Bearer t', Cookie: 'a=1' } })).body).toBe('Bearer t a=1');
@@ -289,5 +297,6 @@ describe('executeHttpRequest', () => {
     expect(schema.required).toEqual(['url']);
     expect(Object.keys(schema.properties)).toEqual(['method', 'url', 'headers', 'body']);
     expect(schema.properties.url.description).toMatch(/allow-list/);
+    expect(schema).toMatchObject({ additionalProperties: false });
   });
 });

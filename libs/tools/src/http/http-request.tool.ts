@@ -67,7 +67,7 @@ function headerProblem(name: string, value: string): string | null {
 }
 
 export const HttpRequestInputSchema = z
-  .object({
+  .strictObject({
     method: z.enum(['GET', 'POST'], { error: 'must be "GET" or "POST"' }).default('GET').describe('GET (the default) or POST'),
     url: z
       .string({ error: (issue) => (isAbsent(issue.input) ? 'is required' : 'must be a string') })

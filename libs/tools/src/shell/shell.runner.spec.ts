@@ -1,12 +1,20 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runShellCommand, type ShellLimits, type ShellRun } from './shell.runner';
+import { runShellCommand, SHELL_MAX_SCANNED_ENTRIES, type ShellLimits, type ShellRun, type WorkspaceChanges } from './shell.runner';
 
-const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024, maxFileBytes: 1024 };
+const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024, maxFileBytes: 1024, maxWorkspaceBytes: 1024 * 1024 };
 
 const run = (command: string, files: Record<string, string> = {}, overrides: Partial<ShellLimits> = {}): Promise<ShellRun> =>
   runShellCommand(command, new Map(Object.entries(files)), { ...limits, ...overrides });
+
+/** The changes of a run that was not refused. */
+function collected(result: ShellRun): WorkspaceChanges {
+  if ('refused' in result.changes) {
+    throw new Error(`changes refused: ${result.changes.refused}`);
+  }
+  return result.changes;
+}
 
 /**
  * Whether this process can list a folder it made unreadable (root, or CAP_DAC_OVERRIDE, can), in
@@ -237,8 +245,8 @@ describe('runShellCommand', () => {
 
   it('skips files whose names are no workspace path', async () => {
     const result = await run("touch \"$(printf 'bad\\001name')\" \"$(printf 'raw\\377')\" ' padded'; mkdir \"$(printf 'd\\377')\" && touch \"$(printf 'd\\377')/f\"");
-    expect(result.changes.writes).toEqual([]);
-    expect(result.changes.skipped).toEqual([
+    expect(collected(result).writes).toEqual([]);
+    expect(collected(result).skipped).toEqual([
       { path: ' padded', reason: 'not a workspace path (its canonical spelling is "padded")' },
       { path: 'bad\u0001name', reason: 'invalid path "bad\\u0001name": control characters and invalid Unicode are not allowed' },
       { path: 'd\uFFFD', reason: 'folder name is not valid UTF-8' },
@@ -253,13 +261,13 @@ describe('runShellCommand', () => {
     it('never takes the files of an unreadable root folder as deleted', async () => {
       const result = await run('chmod 000 .', files);
       expect(result.exitCode).toBe(0);
-      expect(result.changes.deletes).toEqual([]);
-      expect(result.changes.writes).toEqual([]);
+      expect(collected(result).deletes).toEqual([]);
+      expect(collected(result).writes).toEqual([]);
       if (readsAnyway) {
         // Running as root: the folder could still be listed, so every file was seen unchanged.
-        expect(result.changes.skipped).toEqual([]);
+        expect(collected(result).skipped).toEqual([]);
       } else {
-        expect(result.changes.skipped).toEqual([
+        expect(collected(result).skipped).toEqual([
           { path: '.', reason: 'folder could not be read (EACCES)' },
           { path: 'a.txt', reason: 'in a folder that could not be read; left unchanged' },
           { path: 'notes/b.md', reason: 'in a folder that could not be read; left unchanged' },
@@ -272,12 +280,12 @@ describe('runShellCommand', () => {
     it('never takes the files of an unreadable subfolder as deleted, and still sees the others', async () => {
       const result = await run('rm other/d.txt; echo changed > a.txt; chmod 000 notes', files);
       expect(result.exitCode).toBe(0);
-      expect(result.changes.deletes).toEqual(['other/d.txt']);
-      expect(result.changes.writes).toEqual([{ path: 'a.txt', content: 'changed\n' }]);
+      expect(collected(result).deletes).toEqual(['other/d.txt']);
+      expect(collected(result).writes).toEqual([{ path: 'a.txt', content: 'changed\n' }]);
       if (readsAnyway) {
-        expect(result.changes.skipped).toEqual([]);
+        expect(collected(result).skipped).toEqual([]);
       } else {
-        expect(result.changes.skipped).toEqual([
+        expect(collected(result).skipped).toEqual([
           { path: 'notes/', reason: 'folder could not be read (EACCES)' },
           { path: 'notes/b.md', reason: 'in a folder that could not be read; left unchanged' },
           { path: 'notes/deep/c.md', reason: 'in a folder that could not be read; left unchanged' },
@@ -305,6 +313,46 @@ describe('runShellCommand', () => {
     it('removes the scratch folder even when the command closed it', async () => {
       const result = await run('chmod 000 .; pwd', files);
       expect(existsSync(path.dirname(result.stdout.trim()))).toBe(false);
+    });
+  });
+
+  describe('bounds on what is read back', () => {
+    const bounded = { maxFileBytes: 1000, maxWorkspaceBytes: 5000 };
+    /** Writes `count` new files of `bytes` bytes each. */
+    const writeFiles = (count: number, bytes: number): string =>
+      `line=$(head -c ${bytes} /dev/zero | tr '\\0' x); for i in $(seq 1 ${count}); do printf '%s' "$line" > f$i.txt; done`;
+
+    it('stops reading as soon as the files to keep pass the workspace limit, and keeps none of them', async () => {
+      const result = await run(`${writeFiles(600, 900)}; echo done`, {}, bounded);
+      expect(result.stdout).toBe('done\n');
+      // Read up to the first file past the limit, not the 540,000 bytes the command wrote.
+      expect(result.changes).toEqual({ refused: 'workspace full: the changes would make at least 5400 bytes, over the limit of 5000' });
+    });
+
+    it('counts what the workspace would hold: files left as they are, not deleted files nor those not written back', async () => {
+      const kept = await run(writeFiles(1, 900), { 'big.txt': 'b'.repeat(4500) }, bounded);
+      expect(kept.changes).toEqual({ refused: 'workspace full: the changes would make at least 5400 bytes, over the limit of 5000' });
+
+      const notKept = 'head -c 900 /dev/zero > zeros.bin; head -c 2000 /dev/zero | tr \'\\0\' y > large.txt';
+      const replaced = await run(`rm big.txt; ${writeFiles(4, 900)}; ${notKept}`, { 'big.txt': 'b'.repeat(4500) }, bounded);
+      const changes = collected(replaced);
+      expect(changes.writes.map((write) => write.path)).toEqual(['f1.txt', 'f2.txt', 'f3.txt', 'f4.txt']);
+      expect(changes.deletes).toEqual(['big.txt']);
+      expect(changes.skipped).toEqual([
+        { path: 'large.txt', reason: '2000 bytes, over the 1000-byte limit per file' },
+        { path: 'zeros.bin', reason: 'not text (contains NUL bytes)' },
+      ]);
+    });
+
+    it(`looks at no more than ${SHELL_MAX_SCANNED_ENTRIES} files and folders`, async () => {
+      const result = await run(`mkdir d && cd d && seq 1 ${SHELL_MAX_SCANNED_ENTRIES} | xargs touch`);
+      expect(result.exitCode).toBe(0);
+      expect(result.changes).toEqual({
+        refused: `more than ${SHELL_MAX_SCANNED_ENTRIES} files and folders after the command; at most ${SHELL_MAX_SCANNED_ENTRIES} are looked at`,
+      });
+      // The folder d and its files: exactly as many entries as are looked at.
+      const fits = await run(`mkdir d && cd d && seq 2 ${SHELL_MAX_SCANNED_ENTRIES} | xargs touch`);
+      expect(collected(fits).writes).toHaveLength(SHELL_MAX_SCANNED_ENTRIES - 1);
     });
   });
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { constants as fsConstants, promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -13,7 +13,19 @@ export interface ShellLimits {
   maxOutputBytes: number;
   /** Larger files are not written back to the workspace. */
   maxFileBytes: number;
+  /**
+   * The workspace's total size limit: once the files that would be in the workspace after the
+   * command add up to more, the scan stops reading and none of the changes are kept.
+   */
+  maxWorkspaceBytes: number;
 }
+
+/**
+ * At most this many files and folders of the scratch folder (the workspace's copy included) are looked
+ * at after a command; when there are more, none of the command's file changes are kept. Bounds the
+ * time and memory the scan takes, which the workspace's byte limit alone does not (empty files).
+ */
+export const SHELL_MAX_SCANNED_ENTRIES = 5_000;
 
 export interface WorkspaceChanges {
   /** New or changed text files, sorted by path. */
@@ -24,6 +36,11 @@ export interface WorkspaceChanges {
   skipped: Array<{ path: string; reason: string }>;
 }
 
+/** Why none of a command's file changes are kept; found before they are all read into memory. */
+export interface ChangesRefused {
+  refused: string;
+}
+
 export interface ShellRun {
   exitCode: number | null;
   signal: string | null;
@@ -32,7 +49,7 @@ export interface ShellRun {
   stderr: string;
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
-  changes: WorkspaceChanges;
+  changes: WorkspaceChanges | ChangesRefused;
 }
 
 /** The whole environment a command sees; nothing of the worker's own environment is passed on. */
@@ -48,9 +65,12 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Runs `command` with `/bin/sh -c` in a fresh scratch folder holding `files`, and reports which
- * workspace files it created, changed or deleted. Layout of the scratch folder (removed afterwards):
- * `work/` is the command's cwd and holds the files; `tmp/` is its HOME and TMPDIR, beside `work/` so
- * that caches and dotfiles a program drops there are never mistaken for workspace files.
+ * workspace files it created, changed or deleted, or why none of that is kept: the files would take
+ * the workspace past `maxWorkspaceBytes`, or there are more than SHELL_MAX_SCANNED_ENTRIES to look at
+ * (the scan stops there, so a command cannot make the worker read and hold an unbounded amount).
+ * Layout of the scratch folder (removed afterwards): `work/` is the command's cwd and holds the
+ * files; `tmp/` is its HOME and TMPDIR, beside `work/` so that caches and dotfiles a program drops
+ * there are never mistaken for workspace files.
  *
  * The command runs in its own process group, which is killed when the time limit expires and also as
  * soon as the shell exits, so a background child (`server &`) never outlives the call.
@@ -66,7 +86,7 @@ export async function runShellCommand(command: string, files: ReadonlyMap<string
     const placed = await placeFiles(work, files);
     const env = { PATH: SHELL_PATH, HOME: tmp, TMPDIR: tmp, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' };
     const outcome = await runProcess(command, work, env, limits);
-    const changes = await collectChanges(work, placed, limits.maxFileBytes);
+    const changes = await collectChanges(work, placed, limits);
     return { ...outcome, changes };
   } finally {
     await removeScratch(root);
@@ -215,6 +235,13 @@ class OutputCollector {
 }
 
 interface Scan {
+  limits: Pick<ShellLimits, 'maxFileBytes' | 'maxWorkspaceBytes'>;
+  /** Files and folders looked at so far. */
+  entries: number;
+  /** Bytes of the files that would be in the workspace after the command, of those looked at so far. */
+  keptBytes: number;
+  /** Set when the scan stops early; none of the changes are kept then. */
+  refused: string | null;
   /** Paths found, whatever their kind, except folders. */
   seen: Set<string>;
   /** Text files that may be written back. */
@@ -224,9 +251,12 @@ interface Scan {
   unreadable: string[];
 }
 
-async function collectChanges(work: string, placed: Placed, maxFileBytes: number): Promise<WorkspaceChanges> {
-  const scan: Scan = { seen: new Set(), texts: new Map(), skipped: [], unreadable: [] };
-  await walk(Buffer.from(work), '', scan, placed.files, maxFileBytes);
+async function collectChanges(work: string, placed: Placed, limits: Scan['limits']): Promise<WorkspaceChanges | ChangesRefused> {
+  const scan: Scan = { limits, entries: 0, keptBytes: 0, refused: null, seen: new Set(), texts: new Map(), skipped: [], unreadable: [] };
+  await walk(Buffer.from(work), '', scan, placed.files);
+  if (scan.refused !== null) {
+    return { refused: scan.refused };
+  }
 
   const writes = [...scan.texts]
     .filter(([file, content]) => placed.files.get(file) !== content)
@@ -249,41 +279,86 @@ function isUnder(file: string, folder: string): boolean {
   return folder === '' || file.startsWith(`${folder}/`);
 }
 
-/** Lists a folder without following symbolic links; names are read as bytes so that non-UTF-8 names are seen too. */
-async function walk(dir: Buffer, prefix: string, scan: Scan, original: ReadonlyMap<string, string>, maxFileBytes: number): Promise<void> {
-  let entries;
-  try {
-    entries = await fs.readdir(dir, { withFileTypes: true, encoding: 'buffer' });
-  } catch (error) {
-    scan.unreadable.push(prefix);
-    scan.skipped.push({ path: prefix === '' ? '.' : `${prefix}/`, reason: `folder could not be read (${errorCode(error)})` });
-    return;
-  }
-  for (const entry of entries) {
-    const full = Buffer.concat([dir, Buffer.from('/'), entry.name]);
-    const name = decodeName(entry.name);
+/**
+ * Walks a folder without following symbolic links, stopping (with `scan.refused` set) at the first
+ * entry past SHELL_MAX_SCANNED_ENTRIES or the first file that takes what would be kept past the
+ * workspace limit. Names are read as bytes so that non-UTF-8 names are seen too.
+ */
+async function walk(dir: Buffer, prefix: string, scan: Scan, original: ReadonlyMap<string, string>): Promise<void> {
+  const entries = await listFolder(dir, prefix, scan);
+  for (const { name: rawName, entry } of entries ?? []) {
+    if (scan.refused !== null) {
+      return;
+    }
+    const full = Buffer.concat([dir, Buffer.from('/'), rawName]);
+    const name = decodeName(rawName);
     const relative = prefix === '' ? name.text : `${prefix}/${name.text}`;
     if (!name.valid) {
       scan.skipped.push({ path: relative, reason: `${entry.isDirectory() ? 'folder' : 'file'} name is not valid UTF-8` });
       continue;
     }
     if (entry.isDirectory()) {
-      await walk(full, relative, scan, original, maxFileBytes);
+      await walk(full, relative, scan, original);
       continue;
     }
     scan.seen.add(relative);
-    if (entry.isSymbolicLink()) {
-      scan.skipped.push({ path: relative, reason: 'symbolic link' });
-    } else if (!entry.isFile()) {
-      scan.skipped.push({ path: relative, reason: 'special file (not a regular file)' });
-    } else {
-      const found = await readText(full, relative, original.get(relative), maxFileBytes);
-      if (found.ok) {
-        scan.texts.set(relative, found.content);
-      } else if (found.reason !== undefined) {
-        scan.skipped.push({ path: relative, reason: found.reason });
-      }
+    const before = original.get(relative);
+    const found = await examine(full, entry, relative, before, scan.limits.maxFileBytes);
+    if (found.ok) {
+      scan.texts.set(relative, found.content);
+    } else if (found.reason !== undefined) {
+      scan.skipped.push({ path: relative, reason: found.reason });
     }
+    // What the workspace will hold by this name: the new text, or else what it held before, if anything.
+    keep(scan, Buffer.byteLength(found.ok ? found.content : (before ?? '')));
+  }
+}
+
+async function examine(full: Buffer, entry: Dirent, relative: string, before: string | undefined, maxFileBytes: number): Promise<ReadOutcome> {
+  if (entry.isSymbolicLink()) {
+    return { ok: false, reason: 'symbolic link' };
+  }
+  if (!entry.isFile()) {
+    return { ok: false, reason: 'special file (not a regular file)' };
+  }
+  return readText(full, relative, before, maxFileBytes);
+}
+
+/**
+ * The entries of a folder, read one by one so that no more than SHELL_MAX_SCANNED_ENTRIES are ever
+ * held; null (with the folder noted as unreadable) when it cannot be listed, or once the scan stops.
+ */
+async function listFolder(dir: Buffer, prefix: string, scan: Scan): Promise<Array<{ name: Buffer; entry: Dirent }> | null> {
+  const entries: Array<{ name: Buffer; entry: Dirent }> = [];
+  try {
+    // latin1 maps each byte of a name to one character and back, so names that are not UTF-8 survive.
+    for await (const entry of await fs.opendir(dir, { encoding: 'latin1' })) {
+      scan.entries += 1;
+      if (scan.entries > SHELL_MAX_SCANNED_ENTRIES) {
+        scan.refused = `more than ${SHELL_MAX_SCANNED_ENTRIES} files and folders after the command; at most ${SHELL_MAX_SCANNED_ENTRIES} are looked at`;
+        return null;
+      }
+      entries.push({ name: Buffer.from(entry.name, 'latin1'), entry });
+    }
+  } catch (error) {
+    scan.unreadable.push(prefix);
+    scan.skipped.push({ path: prefix === '' ? '.' : `${prefix}/`, reason: `folder could not be read (${errorCode(error)})` });
+    return null;
+  }
+  return entries;
+}
+
+/**
+ * Counts a file that is still there after the command, as the workspace would hold it (its new text,
+ * or its old content when it is not written back). Workspace files left out of the scratch folder, or
+ * in folders that could not be read, are not counted, so the count never exceeds what the commit
+ * would find: a refusal here is one the commit would make too, and says so in the same words.
+ */
+function keep(scan: Scan, bytes: number): void {
+  scan.keptBytes += bytes;
+  const max = scan.limits.maxWorkspaceBytes;
+  if (scan.keptBytes > max && scan.refused === null) {
+    scan.refused = `workspace full: the changes would make at least ${scan.keptBytes} bytes, over the limit of ${max}`;
   }
 }
 

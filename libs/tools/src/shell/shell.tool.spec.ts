@@ -43,7 +43,7 @@ class MemoryShellWorkspace implements ShellWorkspace {
   }
 }
 
-const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 1000, maxFileBytes: 1000 };
+const limits: ShellLimits = { timeoutMs: 30_000, maxOutputBytes: 1000, maxFileBytes: 1000, maxWorkspaceBytes: 10_000 };
 const body = (result: ToolResult): any => JSON.parse(result.content);
 
 describe('executeShellTool', () => {
@@ -137,6 +137,25 @@ describe('executeShellTool', () => {
     expect(workspace.results.has('e-full')).toBe(false);
   });
 
+  it('refuses file changes past the workspace limit before reading them all, and commits nothing', async () => {
+    workspace = new MemoryShellWorkspace(5000);
+    workspace.files.set('keep.txt', 'keep');
+    // 600 files of 900 bytes, far more than the 5000 bytes the workspace holds.
+    const command = "line=$(head -c 900 /dev/zero | tr '\\0' z); for i in $(seq 1 600); do printf '%s' \"$line\" > f$i.txt; done; echo done";
+    const result = await run({ command }, 'e-over', { maxWorkspaceBytes: 5000 });
+    expect(result.isError).toBe(true);
+    expect(body(result)).toEqual({
+      ok: false,
+      // Folders list in no set order: keep.txt is counted or not before the limit is passed.
+      error: expect.stringMatching(/^the command ran \(exit code 0\) but its file changes were not kept: workspace full: the changes would make at least (5400|5404) bytes, over the limit of 5000$/),
+      exitCode: 0,
+      stdout: 'done\n',
+      stderr: '',
+    });
+    expect(workspace.calls).toEqual(['recorded e-over', 'snapshot']);
+    expect(Object.fromEntries(workspace.files)).toEqual({ 'keep.txt': 'keep' });
+  });
+
   it('lists at most 100 files of each kind', async () => {
     const result = await run({ command: 'for i in $(seq 1 130); do echo $i > f$i.txt; done' }, undefined, { maxFileBytes: 100 });
     const parsed = body(result);
@@ -153,6 +172,12 @@ describe('executeShellTool', () => {
       `invalid shell input: command: must be at most ${SHELL_COMMAND_MAX_BYTES} bytes`,
     );
     expect(body(await run('ls')).error).toBe('invalid shell input: expected a JSON object');
+    expect(workspace.calls).toEqual([]);
+  });
+
+  it('refuses an unknown field, naming it, without running anything: `make` with a `cwd` must not run at the root', async () => {
+    workspace.files.set('sub/Makefile', 'all:\n\ttouch made\n');
+    expect(await run({ command: 'make', cwd: 'sub' })).toEqual({ content: '{"ok":false,"error":"invalid shell input: cwd: unknown field"}', isError: true });
     expect(workspace.calls).toEqual([]);
   });
 
@@ -185,5 +210,6 @@ describe('executeShellTool', () => {
     const schema = z.toJSONSchema(ShellInputSchema, { io: 'input' }) as unknown as { required: string[]; properties: { command: { type: string; description: string } } };
     expect(schema.required).toEqual(['command']);
     expect(schema.properties.command).toMatchObject({ type: 'string', description: expect.stringMatching(/\/bin\/sh -c/) });
+    expect(schema).toMatchObject({ additionalProperties: false });
   });
 });

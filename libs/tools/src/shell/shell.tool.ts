@@ -3,14 +3,14 @@ import { checkInput } from '../tool.input';
 import { errorResult, type ToolResult } from '../tool-result';
 import { utf8ByteLength } from '../utf8';
 import { disguisingCharacters } from './command-line';
-import { runShellCommand, type ShellLimits, type ShellRun } from './shell.runner';
+import { runShellCommand, type ShellLimits, type ShellRun, type WorkspaceChanges } from './shell.runner';
 
 export const SHELL_COMMAND_MAX_BYTES = 16 * 1024;
 
 /** File lists in a result stop after this many entries each, with a count of the rest. */
 const MAX_LISTED_FILES = 100;
 
-export const ShellInputSchema = z.object({
+export const ShellInputSchema = z.strictObject({
   command: z
     .string({ error: (issue) => (issue.input === undefined || issue.input === null ? 'is required' : 'must be a string') })
     .refine((command) => command.trim() !== '', 'must not be empty')
@@ -60,31 +60,37 @@ export async function executeShellTool(call: ShellToolCall): Promise<ToolResult>
     return fromRecorded(recorded);
   }
   const run = await runShellCommand(checked.value.command, await workspace.snapshot(), limits);
-  const { writes, deletes } = run.changes;
-  const outcome = await workspace.commit(effectId, { writes, deletes }, JSON.stringify(resultOf(run)));
+  const { changes } = run;
+  if ('refused' in changes) {
+    return notKept(run, changes.refused);
+  }
+  const { writes, deletes } = changes;
+  const outcome = await workspace.commit(effectId, { writes, deletes }, JSON.stringify(resultOf(run, changes)));
   switch (outcome.status) {
     case 'applied':
     case 'replayed':
       return fromRecorded(outcome.result);
     case 'rejected':
-      return failure({
-        error: `the command ran (${describeEnd(run)}) but its file changes were not kept: ${outcome.error}`,
-        ...outputOf(run),
-      });
+      return notKept(run, outcome.error);
   }
 }
 
+/** Nothing is committed, so nothing is recorded either: a retried step runs the command again. */
+function notKept(run: ShellRun, reason: string): ToolResult {
+  return failure({ error: `the command ran (${describeEnd(run)}) but its file changes were not kept: ${reason}`, ...outputOf(run) });
+}
+
 /** The result the model reads: small, with false flags and signal-less ends left out. */
-function resultOf(run: ShellRun): Record<string, unknown> {
+function resultOf(run: ShellRun, changes: WorkspaceChanges): Record<string, unknown> {
   return {
     ok: run.exitCode === 0 && !run.timedOut,
     ...outputOf(run),
     files: {
-      written: listed(run.changes.writes.map((write) => write.path)),
-      deleted: listed(run.changes.deletes),
-      skipped: listed(run.changes.skipped),
+      written: listed(changes.writes.map((write) => write.path)),
+      deleted: listed(changes.deletes),
+      skipped: listed(changes.skipped),
     },
-    ...omitted(run),
+    ...omitted(changes),
   };
 }
 
@@ -104,8 +110,7 @@ function listed<T>(items: readonly T[]): T[] {
   return items.slice(0, MAX_LISTED_FILES);
 }
 
-function omitted(run: ShellRun): Record<string, unknown> {
-  const { writes, deletes, skipped } = run.changes;
+function omitted({ writes, deletes, skipped }: WorkspaceChanges): Record<string, unknown> {
   const count = [writes, deletes, skipped].reduce((sum, list) => sum + Math.max(0, list.length - MAX_LISTED_FILES), 0);
   return count === 0 ? {} : { filesNotListed: count };
 }
