@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { jobIds } from '@parley/contracts';
 import { ParleyQueues, ParleyStore, RedisKeys } from '@parley/store';
-import { RunSweeper } from '../../apps/interaction-service/src/sweeper/run.sweeper';
+import { Queue } from 'bullmq';
+import { RunSweeper, SWEEPER_QUEUE } from '../../apps/interaction-service/src/sweeper/run.sweeper';
 import { askerAgent, quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -144,6 +145,29 @@ describe('sweeper', () => {
     await waitFor(async () => (await stack.redis.hget(runKey(runId), 'status')) === 'failed', { message: 'the sweeper to mark the run failed' });
     expect(await stack.redis.hmget(runKey(runId), 'endReason', 'error')).toEqual(['internal_error', 'the last attempt broke']);
     expect(await queues.runs.getJobState(jobId)).toBe('failed');
+  });
+
+  it('sweeps one sweep at a time across services; a tenant whose sweep fails does not hold back the others', async () => {
+    const sweeperQueue = new Queue(SWEEPER_QUEUE, { connection, prefix: keys.bullPrefix() });
+    expect(await sweeperQueue.getGlobalConcurrency()).toBe(1);
+    await sweeperQueue.close();
+
+    const { runId, jobId } = await queuedWithoutJob();
+    await stack.redis.hset(runKey(runId), 'updatedAt', String(Date.now() - 60_000));
+    // Another tenant whose in-flight index is not a sorted set: its sweep fails.
+    const broken = keys.inflightRuns('broken');
+    await stack.redis.sadd(keys.tenants(), 'broken');
+    await stack.redis.set(broken, 'not a zset');
+    try {
+      const counts = await stack.interactions!.get(RunSweeper).sweep();
+      expect(counts.errors).toBe(1);
+      await waitFor(async () => (await queues.runs.getJobState(jobId)) === 'waiting', { message: 'the stuck run to be enqueued again' });
+    } finally {
+      await stack.redis.srem(keys.tenants(), 'broken');
+      await stack.redis.del(broken);
+    }
+    await ensureWorker();
+    await stack.waitForStatus(runId, 'finished');
   });
 
   it('watches runs started outside the gateway too: a scheduled run created with no job gets one and finishes', async () => {

@@ -9,6 +9,8 @@ const SCHEDULER_ID = 'sweep';
 
 /** Run and job lookups per pipeline. */
 const LOOKUP_BATCH = 1000;
+/** Tenants swept at once: each costs a few round trips, which a deployment of many tenants must not pay one after another. */
+const TENANTS_AT_ONCE = 16;
 
 /**
  * Where a job stands, from its hash and the failed set alone (O(log n), where BullMQ's getJobState
@@ -30,6 +32,8 @@ export interface SweepCounts {
   cascades: number;
   /** Runs whose job failed for good, without the run being marked failed (its worker died first), marked now. */
   failed: number;
+  /** Tenants whose sweep failed (logged); the others were swept all the same. */
+  errors: number;
 }
 
 /**
@@ -42,7 +46,8 @@ export interface SweepCounts {
  * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its in-flight runs
  * (queued or running, however they were started; parked runs are not in flight, so the cost does
  * not grow with them) a page of 1,000 at a time with one pipelined HMGET each, and one read of its
- * earliest deadline and of its unfinished cascades. Job lookups happen only for runs that look stuck.
+ * earliest deadline and of its unfinished cascades, 16 tenants at a time, each on its own: one that
+ * fails is logged and counted, the others are swept. Job lookups happen only for runs that look stuck.
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -57,7 +62,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     private readonly queues: ParleyQueues,
     private readonly control: RunControl,
   ) {
-    // Concurrency 1 and a job scheduler: one sweep at a time across all interaction-services.
+    // A job scheduler and a global concurrency of 1 (set at start): one sweep at a time across all
+    // interaction-services, however long one takes.
     super(SWEEPER_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 1 });
     this.queue = new Queue(SWEEPER_QUEUE, { connection, prefix: store.ctx.keys.bullPrefix() });
     // A lease renewed on time never runs out: two lease lengths past its end, its holder is gone.
@@ -67,10 +73,13 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   override onApplicationBootstrap(): void {
     super.onApplicationBootstrap();
-    // Idempotent: every interaction-service upserts the same scheduler; BullMQ keeps one.
-    this.queue
-      .upsertJobScheduler(SCHEDULER_ID, { every: this.everyMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } })
-      .catch((error: unknown) => this.logger.error(`could not register the sweeper: ${String(error)}`));
+    // Idempotent: every interaction-service upserts the same scheduler; BullMQ keeps one. The scheduler
+    // adds the next sweep when one starts, so without the global limit a sweep longer than the period
+    // would run beside the next one, in another process.
+    Promise.all([
+      this.queue.setGlobalConcurrency(1),
+      this.queue.upsertJobScheduler(SCHEDULER_ID, { every: this.everyMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } }),
+    ]).catch((error: unknown) => this.logger.error(`could not register the sweeper: ${String(error)}`));
   }
 
   override async onApplicationShutdown(): Promise<void> {
@@ -82,69 +91,85 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   async process(_job: Job<Record<string, never>>): Promise<SweepCounts> {
     const counts = await this.sweep();
-    if (counts.requeued + counts.revived + counts.deadlines + counts.cascades + counts.failed > 0) {
+    if (counts.requeued + counts.revived + counts.deadlines + counts.cascades + counts.failed + counts.errors > 0) {
       this.logger.warn({ msg: 'sweeper repaired runs, interactions or stops a lost job or a crash left unfinished', ...counts });
     }
     return counts;
   }
 
   async sweep(now = Date.now()): Promise<SweepCounts> {
-    const { redis, keys } = this.store.ctx;
-    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0, failed: 0 };
-    for (const tenant of await redis.smembers(keys.tenants())) {
-      counts.tenants += 1;
-      const settled: string[] = [];
-      const suspects: Array<{ runId: string; wake: number; repair: 'requeued' | 'revived' }> = [];
-      // A page at a time: many runs in flight must not make one burst that stalls Redis.
-      for await (const runIds of this.store.inflight.walk(tenant, LOOKUP_BATCH)) {
-        const pipeline = redis.pipeline();
-        runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
-        const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
-        for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
-          const runId = runIds[i];
-          counts.runsChecked += 1;
-          // Every step that parks or ends a run takes it out of the index; this is for keys lost otherwise.
-          if (status !== 'queued' && status !== 'running') {
-            settled.push(runId);
-          } else if (status === 'queued' && now - msOf(updatedAt ?? '') > this.graceMs) {
-            suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
-          } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
-            suspects.push({ runId, wake: Number(wake ?? 0), repair: 'revived' });
-          }
+    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0, failed: 0, errors: 0 };
+    const tenants = await this.store.ctx.redis.smembers(this.store.ctx.keys.tenants());
+    let next = 0;
+    const sweeper = async (): Promise<void> => {
+      while (next < tenants.length) {
+        const tenant = tenants[next++];
+        counts.tenants += 1;
+        try {
+          await this.sweepTenant(tenant, now, counts);
+        } catch (error) {
+          // One tenant's failure (a key of the wrong type, a Redis error) does not hold back the others.
+          counts.errors += 1;
+          this.logger.error({ msg: 'sweeper could not sweep a tenant', tenant, err: String(error) });
         }
       }
-      // A backlog (workers down or slow) makes many runs look stuck: their jobs are looked up in pipelines.
-      const standings = await this.standings(
-        this.queues.runs,
-        suspects.map(({ runId, wake }) => jobIds.run({ tenant, runId, wake })),
-      );
-      for (const [i, { runId, wake, repair }] of suspects.entries()) {
-        const standing = standings[i];
-        if (standing === 'failed') {
-          // Its attempts are spent: starting it again would fail again, for ever.
-          if (await this.failRun(tenant, runId, jobIds.run({ tenant, runId, wake }))) {
-            counts.failed += 1;
-          }
-        } else if (standing !== 'live' && (await this.revive(tenant, runId, wake, standing))) {
-          counts[repair] += 1;
-        }
-      }
-      if (await this.rearmLostTimer(tenant, now)) {
-        counts.deadlines += 1;
-      }
-      await this.store.inflight.prune(tenant, settled);
-      for (const runId of await this.store.cascades.due(tenant, now - this.graceMs, LOOKUP_BATCH)) {
-        if (await this.repairCascade(tenant, runId, now)) {
-          counts.cascades += 1;
-        }
-      }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(TENANTS_AT_ONCE, tenants.length) }, sweeper));
     return counts;
   }
 
+  private async sweepTenant(tenant: string, now: number, counts: SweepCounts): Promise<void> {
+    const { redis, keys } = this.store.ctx;
+    const settled: string[] = [];
+    const suspects: Array<{ runId: string; wake: number; repair: 'requeued' | 'revived' }> = [];
+    // A page at a time: many runs in flight must not make one burst that stalls Redis.
+    for await (const runIds of this.store.inflight.walk(tenant, LOOKUP_BATCH)) {
+      const pipeline = redis.pipeline();
+      runIds.forEach((runId) => pipeline.hmget(keys.run(tenant, runId), 'status', 'wake', 'leaseUntil', 'updatedAt'));
+      const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
+      for (const [i, [status, wake, leaseUntil, updatedAt]] of rows.entries()) {
+        const runId = runIds[i];
+        counts.runsChecked += 1;
+        // Every step that parks or ends a run takes it out of the index; this is for keys lost otherwise.
+        if (status !== 'queued' && status !== 'running') {
+          settled.push(runId);
+        } else if (status === 'queued' && now - msOf(updatedAt ?? '') > this.graceMs) {
+          suspects.push({ runId, wake: Number(wake ?? 0), repair: 'requeued' });
+        } else if (status === 'running' && Number(leaseUntil ?? 0) < now - this.graceMs) {
+          suspects.push({ runId, wake: Number(wake ?? 0), repair: 'revived' });
+        }
+      }
+    }
+    // A backlog (workers down or slow) makes many runs look stuck: their jobs are looked up in pipelines.
+    const standings = await this.standings(
+      this.queues.runs,
+      suspects.map(({ runId, wake }) => jobIds.run({ tenant, runId, wake })),
+    );
+    for (const [i, { runId, wake, repair }] of suspects.entries()) {
+      const standing = standings[i];
+      if (standing === 'failed') {
+        // Its attempts are spent: starting it again would fail again, for ever.
+        if (await this.failRun(tenant, runId, jobIds.run({ tenant, runId, wake }))) {
+          counts.failed += 1;
+        }
+      } else if (standing !== 'live' && (await this.revive(tenant, runId, wake, standing))) {
+        counts[repair] += 1;
+      }
+    }
+    if (await this.rearmLostTimer(tenant, now)) {
+      counts.deadlines += 1;
+    }
+    await this.store.inflight.prune(tenant, settled);
+    for (const runId of await this.store.cascades.due(tenant, now - this.graceMs, LOOKUP_BATCH)) {
+      if (await this.repairCascade(tenant, runId, now)) {
+        counts.cascades += 1;
+      }
+    }
+  }
+
   /**
-   * Enqueues the run's job for its wake counter, which has no job that will still run. A finished
-   * or failed job of that id is removed first: its id would make the enqueue a no-op (acquire takes a
+   * Enqueues the run's job for its wake counter, which has no job that will still run. A completed
+   * job of that id is removed first: its id would make the enqueue a no-op (acquire takes a
    * queued run, or a running one whose lease ran out, so a surplus job finds nothing to do).
    */
   private async revive(tenant: string, runId: string, wake: number, standing: 'completed' | 'none'): Promise<boolean> {
