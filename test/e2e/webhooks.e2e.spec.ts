@@ -310,6 +310,14 @@ describe('per-tenant webhooks', () => {
     const [, , , , afterRotation] = await flaky.waitFor('run.finished', runId, 5);
     expect(verifiedBy(rotated.body.secret, afterRotation)).toBe(true);
     expect(verifiedBy(f.secret, afterRotation)).toBe(true);
+    // Rotated again in the grace period (its reply lost, say): the first secret, which receivers may
+    // still check with, signs on beside the two new ones.
+    const rotatedAgain = await stack.http('POST', `/v1/webhooks/${f.webhook.id}/rotate-secret`, undefined, admin());
+    await stack.http('POST', `/v1/webhooks/deliveries/${delivered.id}/replay`, undefined, admin());
+    const afterSecond = (await flaky.waitFor('run.finished', runId, 6))[5];
+    for (const secret of [rotatedAgain.body.secret, rotated.body.secret, f.secret]) {
+      expect(verifiedBy(secret, afterSecond)).toBe(true);
+    }
 
     // Disabled endpoints receive nothing and cannot be replayed to.
     expect((await stack.http('PATCH', `/v1/webhooks/${f.webhook.id}`, { enabled: false }, admin())).body.webhook.enabled).toBe(false);

@@ -106,12 +106,15 @@ export type Webhook = z.infer<typeof WebhookSchema>;
 /**
  * An endpoint as stored in Redis (written by the gateway, read by the interaction-service).
  * `createdSeq` is the tenant's event sequence number when the endpoint was made: it receives only
- * later events. `previousSecret` still signs deliveries until `previousSecretUntil` after a rotation.
+ * later events. After a rotation, each of `previousSecrets` (newest first) still signs deliveries until
+ * its `until`. (`previousSecret`/`previousSecretUntil`: the one previous secret endpoints rotated before
+ * that kept; still read.)
  */
 export const StoredWebhookSchema = WebhookSchema.extend({
   tenant: TenantIdSchema,
   secret: z.string().min(16),
   createdSeq: z.int().min(0),
+  previousSecrets: z.array(z.strictObject({ secret: z.string().min(16), until: z.string() })).optional(),
   previousSecret: z.string().min(16).optional(),
   previousSecretUntil: z.string().optional(),
 });

@@ -20,6 +20,7 @@ import {
   WebhookStore,
   newWebhookSecret,
   publicWebhook,
+  rotated,
   webhookTargetProblem,
 } from '@parley/store';
 
@@ -86,18 +87,10 @@ export class WebhooksService {
     return publicWebhook(webhook);
   }
 
-  /** A new secret signs from now on; the previous one signs too for ROTATION_GRACE_SECS. */
+  /** A new secret signs from now on; the ones it replaces sign too for ROTATION_GRACE_SECS (see {@link rotated}). */
   async rotateSecret(user: TokenClaims, id: string): Promise<{ webhook: Webhook; secret: string }> {
-    const now = new Date();
     const secret = newWebhookSecret();
-    const updated = await this.webhooks.endpoints.update(user.tenant, id, (current) => ({
-      ...current,
-      secret,
-      previousSecret: current.secret,
-      previousSecretUntil: new Date(now.getTime() + ROTATION_GRACE_SECS * 1000).toISOString(),
-      secretRotatedAt: now.toISOString(),
-      updatedAt: now.toISOString(),
-    }));
+    const updated = await this.webhooks.endpoints.update(user.tenant, id, (current) => rotated(current, secret, ROTATION_GRACE_SECS));
     if (!updated) {
       throw new NotFoundError('webhook', id);
     }

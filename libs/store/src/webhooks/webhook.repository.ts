@@ -17,10 +17,35 @@ export function publicWebhook(stored: StoredWebhook): Webhook {
   return { id, url, events, ...(description ? { description } : {}), enabled, createdAt, updatedAt, ...(secretRotatedAt ? { secretRotatedAt } : {}) };
 }
 
-/** The secrets a delivery is signed with at `now`: the current one, and the previous one during its grace period. */
+/** Secrets that sign besides the current one, at most, however often the secret is rotated in a grace period. */
+export const MAX_PREVIOUS_SECRETS = 3;
+
+/** The endpoint's previous secrets still in their grace period at `now`, newest first. */
+export function previousSecrets(stored: StoredWebhook, now = new Date()): Array<{ secret: string; until: string }> {
+  const legacy = stored.previousSecret && stored.previousSecretUntil ? [{ secret: stored.previousSecret, until: stored.previousSecretUntil }] : [];
+  return [...(stored.previousSecrets ?? []), ...legacy].filter(({ until }) => Date.parse(until) > now.getTime());
+}
+
+/** The secrets a delivery is signed with at `now`: the current one, and the previous ones during their grace period. */
 export function signingSecrets(stored: StoredWebhook, now = new Date()): string[] {
-  const previous = stored.previousSecret && stored.previousSecretUntil && Date.parse(stored.previousSecretUntil) > now.getTime() ? [stored.previousSecret] : [];
-  return [stored.secret, ...previous];
+  return [stored.secret, ...previousSecrets(stored, now).map(({ secret }) => secret)];
+}
+
+/**
+ * The endpoint signing with `secret` from `now` on. The secret it replaces signs too for `graceSecs`,
+ * and so do those replaced before it whose grace is not over: a rotation asked again (its reply lost,
+ * a double click) does not drop the secret receivers still check with.
+ */
+export function rotated(stored: StoredWebhook, secret: string, graceSecs: number, now = new Date()): StoredWebhook {
+  const { previousSecret: _legacy, previousSecretUntil: _legacyUntil, ...rest } = stored;
+  const replaced = { secret: stored.secret, until: new Date(now.getTime() + graceSecs * 1000).toISOString() };
+  return {
+    ...rest,
+    secret,
+    previousSecrets: [replaced, ...previousSecrets(stored, now)].slice(0, MAX_PREVIOUS_SECRETS),
+    secretRotatedAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+  };
 }
 
 /** A tenant's webhook endpoints, one hash per tenant (id → JSON). */
