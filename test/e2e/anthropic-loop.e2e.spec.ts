@@ -1,4 +1,4 @@
-import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, systemText, withoutCacheMarkers, type FakeAnthropic, type WireBlock } from '../support/fake-anthropic';
 import { TestStack, writeAgents, type TestClient } from '../support/stack';
 
 const tools = ['list_files', 'read_file', 'write_file', 'finish', 'ask_user_text', 'ask_user_confirm'];
@@ -14,7 +14,7 @@ const agent = (name: string, maxAsk: number) => ({
 function lastUserBlocks(body: { messages: Array<{ role: string; content: unknown }> }): any[] {
   const last = body.messages[body.messages.length - 1];
   expect(last.role).toBe('user');
-  return last.content as any[];
+  return withoutCacheMarkers(last.content as WireBlock[]);
 }
 
 describe('the loop against the Anthropic Messages API (real SDK, local server)', () => {
@@ -63,8 +63,8 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.requests).toHaveLength(3);
     expect(fake.violations).toEqual([]);
     const first = fake.requests[0] as any;
-    expect(first.system).toBe('You are tested.');
-    expect(first.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Paint the fence' }] }]);
+    expect(systemText(first)).toBe('You are tested.');
+    expect(first.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Paint the fence', cache_control: { type: 'ephemeral' } }] }]);
 
     const [skipped, answered] = lastUserBlocks(fake.requests[1]);
     expect(skipped).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('skipped: a question to the user took precedence') });
@@ -74,7 +74,9 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     const [budget] = lastUserBlocks(fake.requests[2]);
     expect(budget).toMatchObject({ type: 'tool_result', is_error: true, content: expect.stringContaining('finish') });
     // The history sent is append-only: each request starts with the previous one's messages.
-    expect((fake.requests[2] as any).messages.slice(0, 3)).toEqual((fake.requests[1] as any).messages);
+    // Append-only: the turn before is a prefix of this one (but for where the cache markers sit).
+    const unmarked = (messages: any[]) => messages.map((message) => ({ ...message, content: withoutCacheMarkers(message.content) }));
+    expect(unmarked((fake.requests[2] as any).messages.slice(0, 3))).toEqual(unmarked((fake.requests[1] as any).messages));
 
     const interactions = await stack.http('GET', `/v1/interactions?status=all&runId=${runId}`);
     expect(interactions.body.interactions).toHaveLength(1);

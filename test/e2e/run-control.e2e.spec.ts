@@ -1,5 +1,5 @@
 import { ParleyStore, RedisKeys } from '@parley/store';
-import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
+import { startFakeAnthropic, systemText, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
@@ -258,7 +258,7 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       for (const tools of offered) {
         expect(tools).toEqual(['ask_user_confirm', 'finish', 'write_file']);
       }
-      expect(fake.requests[0].system).toContain('Nobody is watching');
+      expect(systemText(fake.requests[0])).toContain('Nobody is watching');
       const results = (await log(runId)).filter((e) => e.type === 'tool_result');
       expect(JSON.parse(results[0].content).error).toContain('unknown tool: ask_user_text');
       // write_file asks by default: in an unattended run the agent's policy (deny) decides without parking.

@@ -639,3 +639,14 @@ function readBody(req: IncomingMessage): Promise<string> {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** The system prompt of a request as one string (sent as a string or as text blocks). */
+export function systemText(body: MessagesRequestBody): string {
+  const system = body.system ?? '';
+  return typeof system === 'string' ? system : system.map((block) => (typeof block.text === 'string' ? block.text : '')).join('');
+}
+
+/** Content blocks without their prompt-cache markers, for tests that read what a block says. */
+export function withoutCacheMarkers(blocks: readonly WireBlock[]): WireBlock[] {
+  return blocks.map(({ cache_control: _marker, ...block }) => block);
+}

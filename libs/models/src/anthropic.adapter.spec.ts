@@ -11,6 +11,8 @@ const READ_FILE: ToolSpec = {
   input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
 };
 
+const CACHED = { type: 'ephemeral' };
+
 describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
   let fake: FakeAnthropic | undefined;
 
@@ -42,15 +44,15 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
 
     const turn = await adapter.complete(ask('Say it.', { onTextDelta: (delta) => deltas.push(delta) }));
 
-    expect(turn).toEqual({ text, toolCalls: [], stopReason: 'end_turn', usage: { input: 16, output: 25, cacheRead: 0, cacheWrite: 0 } });
+    expect(turn).toEqual({ text, toolCalls: [], stopReason: 'end_turn', usage: { input: expect.any(Number), output: 25, cacheRead: 0, cacheWrite: 0 } });
     expect(deltas.length).toBeGreaterThan(5);
     expect(deltas.join('')).toBe(turn.text);
     expect(deltas[0]).toBe(Array.from(text).slice(0, 5).join(''));
 
     expect(fake.requests).toHaveLength(1);
     const body = fake.requests[0];
-    expect(body).toMatchObject({ model: 'claude-test', max_tokens: 512, system: 'You are terse.', stream: true });
-    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Say it.' }] }]);
+    expect(body).toMatchObject({ model: 'claude-test', max_tokens: 512, system: [{ type: 'text', text: 'You are terse.', cache_control: CACHED }], stream: true });
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Say it.', cache_control: CACHED }] }]);
     expect(body).not.toHaveProperty('tools');
     expect(body).not.toHaveProperty('temperature');
     expect(fake.calls[0].headers.authorization).toBe(`Bearer ${API_KEY}`);
@@ -71,7 +73,7 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
     expect(first.stopReason).toBe('tool_use');
     expect(first.text).toBe('Let me look.');
     expect(first.toolCalls).toEqual([{ id: expect.stringMatching(/^toolu_/), name: 'read_file', input: { path: 'notes/a.txt', opts: { lines: [1, 2] } } }]);
-    expect(fake.requests[0].tools).toEqual([READ_FILE]);
+    expect(fake.requests[0].tools).toEqual([{ ...READ_FILE, cache_control: CACHED }]);
     expect(fake.requests[0]).not.toHaveProperty('system');
 
     const call = first.toolCalls[0];
@@ -87,8 +89,12 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
     expect(fake.requests).toHaveLength(2);
     expect(fake.requests[1].messages[2]).toEqual({
       role: 'user',
-      content: [{ type: 'tool_result', tool_use_id: call.id, content: '{"ok":true,"content":"hello"}', is_error: false }],
+      content: [{ type: 'tool_result', tool_use_id: call.id, content: '{"ok":true,"content":"hello"}', is_error: false, cache_control: CACHED }],
     });
+    // Prompt-cache breakpoints: the tools, and the last block of each of the last two messages (4 at most).
+    expect(fake.requests[1].messages.map((message) => (message.content as any[]).map((block) => 'cache_control' in block))).toEqual([[false], [false, true], [true]]);
+    // The caller's messages are not changed.
+    expect(messages.flatMap((message) => message.content).some((block) => 'cache_control' in block)).toBe(false);
     expect(checkToolPairing(fake.requests[1].messages)).toEqual([]);
     expect(fake.violations).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import type { MessageCreateParamsBase, Message, Tool } from '@anthropic-ai/sdk/resources/messages';
+import type { MessageCreateParamsBase, Message, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { abortedError, ModelError, type ModelErrorKind } from './model.errors';
-import type { ModelAdapter, ModelRequest, ModelToolCall, ModelTurn } from './model.types';
+import type { ModelAdapter, ModelMessage, ModelRequest, ModelToolCall, ModelTurn } from './model.types';
 
 export const DEFAULT_MODEL_MAX_RETRIES = 4;
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -46,9 +46,9 @@ export class AnthropicModelAdapter implements ModelAdapter {
     const params: MessageCreateParamsBase = {
       model: this.options.model,
       max_tokens: this.options.max_tokens,
-      messages: request.messages,
-      ...(request.system === '' ? {} : { system: request.system }),
-      ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toTool) }),
+      messages: withCacheBreakpoints(request.messages),
+      ...(request.system === '' ? {} : { system: [{ type: 'text', text: request.system, cache_control: CACHED }] }),
+      ...(request.tools.length === 0 ? {} : { tools: request.tools.map((tool, i) => toTool(tool, i === request.tools.length - 1)) }),
     };
     const stream = this.client.messages.stream(params, { signal: request.signal });
 
@@ -100,8 +100,24 @@ export class AnthropicModelAdapter implements ModelAdapter {
   }
 }
 
-function toTool(tool: ModelRequest['tools'][number]): Tool {
-  return { name: tool.name, description: tool.description, input_schema: tool.input_schema as Tool.InputSchema };
+/**
+ * Prompt-cache breakpoints, 4 at most as the API allows: the tools, the system prompt, and the last
+ * block of each of the last two messages. A run's conversation only grows by appending, so each
+ * turn reads the prefix the turn before wrote; the second-to-last breakpoint still finds one when the
+ * last turn's write was not kept. (Prefixes shorter than the model's minimum are not cached, at no cost.)
+ */
+const CACHED = { type: 'ephemeral' } as const;
+
+function toTool(tool: ModelRequest['tools'][number], cached: boolean): Tool {
+  return { name: tool.name, description: tool.description, input_schema: tool.input_schema as Tool.InputSchema, ...(cached ? { cache_control: CACHED } : {}) };
+}
+
+function withCacheBreakpoints(messages: ModelMessage[]): MessageParam[] {
+  return messages.map((message, i) =>
+    i < messages.length - 2 || message.content.length === 0
+      ? message
+      : { ...message, content: message.content.map((block, j) => (j === message.content.length - 1 ? { ...block, cache_control: CACHED } : block)) },
+  );
 }
 
 function toTurn(message: Message): ModelTurn {
