@@ -22,6 +22,12 @@ describe('resolveConnection', () => {
     expect((await verifyToken(token, 'another-secret-0123456789')).sub).toBe('cli');
   });
 
+  it('puts PARLEY_JWT_ISSUER and PARLEY_JWT_AUDIENCE in the dev token, as a gateway that checks them needs', async () => {
+    const env = { PARLEY_JWT_SECRET: 'another-secret-0123456789', PARLEY_JWT_ISSUER: 'https://id.example', PARLEY_JWT_AUDIENCE: 'parley' };
+    const { token } = resolveConnection({}, env);
+    await expect(verifyToken(token, { secret: env.PARLEY_JWT_SECRET, issuer: env.PARLEY_JWT_ISSUER, audience: env.PARLEY_JWT_AUDIENCE })).resolves.toMatchObject({ sub: 'cli' });
+  });
+
   it('rejects a URL that is not http(s)', () => {
     expect(() => resolveConnection({ url: 'localhost:8080' }, {})).toThrow(UsageError);
     expect(() => resolveConnection({ url: 'nope' }, {})).toThrow('invalid gateway URL "nope"');

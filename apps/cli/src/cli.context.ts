@@ -1,8 +1,10 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
+import type { TokenClaims } from '@parley/contracts';
 import { loadConfig, signToken } from '@parley/platform';
 import { ApiClient } from './api/api.client';
 import { UsageError } from './cli.errors';
+import { escapeControls } from './format/text';
 
 /** Everything the CLI touches of its process, so tests can run it in-process. */
 export interface CliIo {
@@ -25,9 +27,21 @@ export interface Connection {
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 
+/**
+ * Signs a token with PARLEY_JWT_SECRET, carrying PARLEY_JWT_ISSUER / PARLEY_JWT_AUDIENCE when they
+ * are set: a gateway configured with them refuses a token without them.
+ */
+export function signCliToken(claims: TokenClaims, env: Record<string, string | undefined>, ttlSecs?: number): string {
+  const { jwtSecret, jwtIssuer, jwtAudience } = loadConfig(env);
+  return signToken(claims, jwtSecret, ttlSecs, {
+    ...(jwtIssuer === undefined ? {} : { issuer: jwtIssuer }),
+    ...(jwtAudience === undefined ? {} : { audience: jwtAudience }),
+  });
+}
+
 /** The token the CLI uses when none is given, so a local stack works without setup. */
 export function devToken(env: Record<string, string | undefined>): string {
-  return signToken({ tenant: 'dev', sub: 'cli', role: 'admin' }, loadConfig(env).jwtSecret);
+  return signCliToken({ tenant: 'dev', sub: 'cli', role: 'admin' }, env);
 }
 
 export function resolveConnection(options: GlobalOptions, env: Record<string, string | undefined>): Connection {
@@ -72,16 +86,17 @@ export class CliContext {
     return new ApiClient(baseUrl, token);
   }
 
+  /** Human output has its control characters escaped (it quotes what models and users wrote); JSON escapes its own. */
   write(text: string): void {
-    this.io.stdout.write(text);
+    this.io.stdout.write(this.json ? text : escapeControls(text));
   }
 
   line(text = ''): void {
-    this.io.stdout.write(`${text}\n`);
+    this.write(`${text}\n`);
   }
 
   warn(text: string): void {
-    this.io.stderr.write(`${text}\n`);
+    this.io.stderr.write(`${escapeControls(text)}\n`);
   }
 
   printJson(value: unknown): void {

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { verifyToken, loadConfig, signToken } from '@parley/platform';
-import type { AuditEntry, Interaction, Run } from '@parley/contracts';
+import { ForbiddenError, ParleyError, RateLimitedError, type AuditEntry, type Interaction, type Run } from '@parley/contracts';
 import { FakeGateway } from './testing/fake.gateway';
 import { CapturedOutput, CliSession, waitFor } from './testing/cli.harness';
 import { CliContext } from './cli.context';
@@ -347,6 +347,152 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(events.map((event) => event.type)).toContain('interaction.opened');
       expect(events.at(-1)?.type).toBe('run.finished');
       expect(session.err).toContain('? OK?');
+    });
+
+    it('--json prints the run id first, and retries a handshake refused at the socket limit', async () => {
+      gateway.refuseConnections.push(new RateLimitedError('sockets', 1, 'tenant dev is at its limit of 1 sockets'));
+      gateway.onRunStarted = (run) => gateway.finish(run.id, 'done');
+      const session = cli('run', 'echo', 'hi', '--json');
+
+      expect(await session.exit).toBe(0);
+      const run = await startedRun();
+      const lines = session.out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { runId?: string; type?: string });
+      expect(lines[0]).toEqual({ runId: run.id });
+      expect(lines.at(-1)?.type).toBe('run.finished');
+      expect(session.err).toContain('the gateway refused the connection (tenant dev is at its limit of 1 sockets); retrying in 1s');
+      expect(gateway.refuseConnections).toEqual([]);
+    });
+
+    it('keeps following when a reconnect is refused for an internal error', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'confirm', prompt: 'Go on?' });
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId);
+      const session = cli('run', 'echo', 'blip');
+      await waitFor(() => session.out.endsWith('y/n> '), 'the prompt');
+
+      gateway.refuseConnections.push(new ParleyError('internal', 'the event store is not ready'));
+      gateway.dropConnections();
+      await waitFor(() => gateway.subscribes.length === 2, 'the resubscription', 15_000);
+      session.type('y');
+
+      expect(await session.exit).toBe(0);
+      expect(session.err).toContain('the gateway refused the connection (the event store is not ready); retrying in');
+      expect(gateway.refuseConnections).toEqual([]);
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ confirmed: true }]);
+    });
+
+    it('says the run keeps going, and how to follow it, when following fails', async () => {
+      gateway.refuseConnections.push(new ForbiddenError('sockets are off for this tenant'));
+      gateway.onRunStarted = (run) => gateway.say(run.id, 'working');
+      const session = cli('run', 'echo', 'x', '--json');
+
+      expect(await session.exit).toBe(1);
+      const run = await startedRun();
+      expect(JSON.parse(session.out)).toEqual({ runId: run.id });
+      expect(session.err).toContain('error: sockets are off for this tenant\n');
+      expect(session.err).toContain(`run ${run.id} keeps going (follow it with: parley logs ${run.id} -f)\n`);
+      expect(gateway.runs.get(run.id)?.status).toBe('running');
+    });
+
+    it('asks on stderr when stdout is redirected to a file and stderr is a terminal', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.say(run.id, 'Thinking.');
+        gateway.ask(run.id, { kind: 'free_text', prompt: 'Which file?' });
+      };
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'read it');
+      const session = new CliSession(['run', 'echo', 'read'], env, { stderr: true });
+      await waitFor(() => session.err.includes('? Which file?') && session.err.endsWith('> '), 'the prompt on stderr');
+      session.type('notes.md');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toMatch(/^run \S+ started \(agent echo\)\nThinking\.\n/);
+      expect(session.out).toContain('✓ run finished (finish): read it');
+      expect(session.out).not.toContain('Which file?');
+      expect(session.err).toContain('✓ answer sent');
+      expect(gateway.answers.map((a) => a.body)).toEqual([{ text: 'notes.md' }]);
+    });
+
+    it('sends a review verdict and an approval denial when stdin ends at their optional follow-up', async () => {
+      gateway.onRunStarted = (run) => gateway.ask(run.id, { kind: 'review', prompt: 'Release notes', markdown: '# v2' });
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId);
+      const review = cli('run', 'echo', 'notes');
+      review.stdin.end('y\n');
+      expect(await review.exit).toBe(0);
+      expect(review.out).toContain('✓ answer sent');
+
+      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'rm -rf build' });
+      const approval = cli('run', 'echo', 'clean');
+      approval.stdin.end('d\n');
+      expect(await approval.exit).toBe(0);
+      expect(gateway.answers.map((a) => [a.body, a.accepted])).toEqual([
+        [{ approved: true }, true],
+        [{ decision: 'deny' }, true],
+      ]);
+    });
+
+    it('escapes terminal control characters in what the model and tools wrote', async () => {
+      gateway.onRunStarted = (run) => {
+        gateway.say(run.id, 'clear\x1b[2J', ' title\x1b]0;owned\x07 \u202eexe.txt\r\n');
+        gateway.tool(run.id, 'read_file', { path: 'a\x1b[8m' }, 'hidden\x1b[8m text\x9b');
+        gateway.ask(run.id, { kind: 'confirm', prompt: 'Run \x1b[1mrm\x1b[0m?' });
+      };
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'done\x07');
+      const session = cli('run', 'echo', 'x');
+      session.type('n');
+
+      expect(await session.exit).toBe(0);
+      const run = await startedRun();
+      const logs = cli('logs', run.id);
+      expect(await logs.exit).toBe(0);
+      // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
+      const unsafe = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/;
+      for (const text of [session.out, session.err, logs.out]) {
+        expect(text).not.toMatch(unsafe);
+      }
+      expect(session.out).toContain('clear\\x1b[2J title\\x1b]0;owned\\x07 \\u202eexe.txt\n');
+      expect(session.out).toContain('← read_file: hidden\\x1b[8m text\\x9b');
+      expect(session.out).toContain('? Run \\x1b[1mrm\\x1b[0m?');
+      expect(session.out).toContain('✓ run finished (finish): done\\x07');
+      expect(logs.out).toContain('message              clear\\x1b[2J title');
+    });
+
+    it('reports an answer as sent when the socket dropped before its ack and HTTP then finds it recorded', async () => {
+      gateway.loseAnswerAcks = 1;
+      gateway.onRunStarted = (run) => gateway.ask(run.id, CHOICE);
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'picked');
+      const session = cli('run', 'echo', 'pick');
+      session.type('1');
+
+      expect(await session.exit).toBe(0);
+      expect(session.out).toContain('✓ answer sent');
+      expect(session.out).not.toContain('answer not accepted');
+      expect(gateway.answers.map((a) => [a.via, a.accepted])).toEqual([['socket', true]]);
+    });
+
+    it('asks a claimed approval again once the claim is released', async () => {
+      gateway.onRunStarted = (run) => gateway.askApproval(run.id, 'shell', { command: 'make test' });
+      gateway.onAnswered = (interaction) => gateway.finish(interaction.runId, 'tested');
+      const session = cli('run', 'echo', 'test');
+      await waitFor(() => session.out.endsWith('o/s/r/e/d> '), 'the approval prompt');
+      const approval = [...gateway.interactions.values()][0];
+      // Claimed without the event reaching the CLI first, so its answer meets the claim.
+      const until = new Date(Date.now() + 300_000).toISOString();
+      gateway.interactions.set(approval.id, { ...approval, claim: { subject: 'bob', until } });
+      session.type('o');
+      await waitFor(() => session.out.includes('it is asked here again when the claim ends'), 'the claim notice');
+      expect(session.out).toContain(`answer not accepted: claimed by bob until ${until}; only they may answer until then`);
+      expect(session.out).toContain(`(or answer it then with: parley respond ${approval.id} --approve`);
+
+      gateway.claimAs('bob', approval.id, true);
+      await waitFor(() => session.out.match(/\? Run shell command: make test/g)?.length === 2, 'the approval asked again');
+      session.type('o');
+
+      expect(await session.exit).toBe(0);
+      // The fake gateway lists only answers that got past the claim check.
+      expect(gateway.answers.map((a) => [a.body, a.accepted])).toEqual([[{ decision: 'allow_once' }, true]]);
+      expect(session.out).toContain('✓ run finished (finish): tested');
     });
 
     it('reports an unknown agent with the gateway message', async () => {
@@ -771,6 +917,41 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(session.out).toMatch(/run\.finished\s+finish: bye$/m);
     });
 
+    it('-f does not wait for an ended run whose end event was trimmed from the stream', async () => {
+      gateway.onRunStarted = (run) => gateway.finish(run.id, 'long ago');
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      await waitFor(() => gateway.runs.get(run.id)?.status === 'finished', 'the run to finish');
+      gateway.events.splice(0, gateway.events.length);
+
+      const session = cli('logs', run.id, '-f');
+      expect(await session.exit).toBe(0);
+      expect(session.out).toBe('');
+      expect(session.err).toBe(`run ${run.id} has ended (finished); its last events were trimmed from the event stream\n`);
+      expect(gateway.subscribes).toEqual([]);
+    });
+
+    it('-f stops when the run ends while it subscribes: with a note when its end was trimmed, else with the end printed once', async () => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      gateway.onSubscribe = () => {
+        gateway.fail(run.id, 'gone');
+        gateway.events.splice(0, gateway.events.length);
+      };
+      const trimmed = cli('logs', run.id, '-f', '--json');
+      expect(await trimmed.exit).toBe(0);
+      expect(trimmed.out.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['run.created']);
+      expect(trimmed.err).toBe(`run ${run.id} has ended (failed); its last events were trimmed from the event stream\n`);
+
+      expect(await cli('run', 'echo', 'y', '--detach').exit).toBe(0);
+      const second = [...gateway.runs.values()][1];
+      gateway.onSubscribe = () => gateway.finish(second.id, 'just now');
+      const kept = cli('logs', second.id, '-f');
+      expect(await kept.exit).toBe(0);
+      expect(kept.out.match(/run\.finished\s+finish: just now$/gm)).toHaveLength(1);
+      expect(kept.err).toBe('');
+    });
+
     it('-f shows stage moves, checkpoints passed without a person, messages and sub-agents', async () => {
       expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
       const run = await startedRun();
@@ -932,6 +1113,14 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await json.exit).toBe(0);
       const parsed = JSON.parse(json.out) as { token: string; role: string };
       await expect(verifyToken(parsed.token, loadConfig({}).jwtSecret)).resolves.toEqual({ tenant: 'dev', sub: 'cli', role: 'admin' });
+    });
+
+    it('signs tokens with PARLEY_JWT_ISSUER and PARLEY_JWT_AUDIENCE when they are set', async () => {
+      const deployment = { PARLEY_JWT_SECRET: 'a-test-secret-of-some-length', PARLEY_JWT_ISSUER: 'https://id.example', PARLEY_JWT_AUDIENCE: 'parley' };
+      const session = new CliSession(['token', '--sub', 'ann'], deployment);
+      expect(await session.exit).toBe(0);
+      const checks = { secret: deployment.PARLEY_JWT_SECRET, issuer: deployment.PARLEY_JWT_ISSUER, audience: deployment.PARLEY_JWT_AUDIENCE };
+      await expect(verifyToken(session.out.trim(), checks)).resolves.toEqual({ tenant: 'dev', sub: 'ann', role: 'admin' });
     });
 
     it('rejects a bad role or ttl as a usage error', async () => {

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { CliContext, type ActionFactory, type CliIo, type GlobalOptions } from './cli.context';
 import { EXIT, UsageError } from './cli.errors';
 import { errorMessage } from './errors.describe';
+import { escapeControls } from './format/text';
 import { registerAgentsCommand } from './commands/agents.command';
 import { registerApprovalsCommand } from './commands/approvals.command';
 import { registerAuditCommand } from './commands/audit.command';
@@ -76,6 +77,6 @@ function reportError(error: unknown, io: CliIo): number {
     // commander has already printed its message (or the help).
     return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   }
-  io.stderr.write(`error: ${errorMessage(error)}\n`);
+  io.stderr.write(`error: ${escapeControls(errorMessage(error))}\n`);
   return error instanceof UsageError ? EXIT.usage : EXIT.error;
 }

@@ -1,3 +1,4 @@
+import { ParleyError, RateLimitedError } from '@parley/contracts';
 import { FakeGateway } from '../testing/fake.gateway';
 import { devToken } from '../cli.context';
 import { ApiError } from './api.error';
@@ -78,6 +79,34 @@ describe('EventStream', () => {
     expect(events.map((event) => event.seq)).toEqual(expected());
     expect(events.every((event) => event.runId === 'ra')).toBe(true);
     expect(gateway.subscribes[1]).toEqual({ since: lastBeforeDrop, runId: 'ra' });
+  });
+
+  it('connects again after a backoff when the handshake is refused at the socket limit or for a server fault, also on a reconnect', async () => {
+    const now = new Date().toISOString();
+    gateway.runs.set('ra', { id: 'ra', tenant: 'dev', owner: 'cli', agent: 'echo', task: 't', trigger: 'api', status: 'queued', unattended: false, createdAt: now, updatedAt: now });
+    gateway.refuseConnections.push(
+      new RateLimitedError('sockets', 0, 'tenant dev is at its limit of 1 sockets'),
+      new ParleyError('internal', 'the event store is not ready'),
+    );
+    let subscribed = 0;
+    let fatal: Error | undefined;
+    const { events, notices } = open({ runId: 'ra', retryDelay: { firstMs: 20, maxMs: 100 }, onSubscribed: () => (subscribed += 1), onFatal: (error) => (fatal = error) });
+    gateway.say('ra', 'one');
+    await waitUntil(() => subscribed === 1 && events.length === 3);
+    expect(notices).toEqual(['the gateway refused the connection (tenant dev is at its limit of 1 sockets); retrying in 1s…']);
+
+    gateway.refuseConnections.push(new ParleyError('internal', 'the event store is not ready'));
+    gateway.dropConnections();
+    await waitUntil(() => subscribed === 2);
+    gateway.say('ra', 'two');
+    await waitUntil(() => events.length === 5);
+    expect(notices.slice(1)).toEqual([
+      'connection lost (transport close); reconnecting…',
+      'the gateway refused the connection (the event store is not ready); retrying in 1s…',
+      `reconnected; resuming after event #${events[2].seq}`,
+    ]);
+    expect(gateway.refuseConnections).toEqual([]);
+    expect(fatal).toBeUndefined();
   });
 
   it('refuses to answer while disconnected so the caller can use HTTP', async () => {

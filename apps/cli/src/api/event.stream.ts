@@ -7,6 +7,14 @@ import { RawEventSchema, type RawEvent } from './event.parse';
 const ACK_TIMEOUT_MS = 15_000;
 /** Before the first connection succeeds, failing this often means the gateway is not there at all. */
 const MAX_INITIAL_ATTEMPTS = 3;
+/**
+ * Handshake refusals that a later attempt may not meet: the tenant is at its socket limit, or the
+ * gateway had a fault (Redis, a key set it could not fetch). Anything else (a bad token) is final.
+ */
+const RETRYABLE_REFUSALS: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
+const DEFAULT_RETRY_DELAY = { firstMs: 1000, maxMs: 30_000 };
+
+const RetryAfterSchema = z.object({ retryAfterSecs: z.number().min(0) });
 
 const AnswerAckSchema = z.object({ ok: z.literal(true), interaction: InteractionSchema });
 
@@ -22,7 +30,11 @@ export interface EventStreamOptions {
   onNotice: (message: string) => void;
   /** The stream gave up; it is closed when this is called. */
   onFatal: (error: Error) => void;
+  /** The gateway accepted a subscription (on each connection). */
+  onSubscribed?: () => void;
   ackTimeoutMs?: number;
+  /** Backoff after a retryable refusal: doubles from `firstMs` up to `maxMs` (the gateway's retryAfterSecs wins when longer). */
+  retryDelay?: { firstMs: number; maxMs: number };
 }
 
 /** The socket cannot carry a request right now; the caller should use HTTP instead. */
@@ -47,6 +59,9 @@ export class EventStream {
   private troubleReported = false;
   private closed = false;
   private serverMessage?: string;
+  private refusals = 0;
+  private refusalReported = false;
+  private retryTimer?: NodeJS.Timeout;
 
   constructor(private readonly options: EventStreamOptions) {
     this.lastSeq = options.since;
@@ -101,6 +116,7 @@ export class EventStream {
       return;
     }
     this.closed = true;
+    clearTimeout(this.retryTimer);
     this.socket.disconnect();
   }
 
@@ -110,7 +126,9 @@ export class EventStream {
     }
     this.connectedOnce = true;
     this.failedAttempts = 0;
+    this.refusals = 0;
     this.troubleReported = false;
+    this.refusalReported = false;
     const message: SubscribeMessage = { since: this.lastSeq, ...(this.options.runId === undefined ? {} : { runId: this.options.runId }) };
     this.socket.timeout(this.ackTimeoutMs).emit(SOCKET.subscribe, message, (error: Error | null, ack: unknown) => {
       if (this.closed) {
@@ -126,7 +144,9 @@ export class EventStream {
       const failure = ErrorBodySchema.safeParse(ack);
       if (failure.success) {
         this.fatal(ApiError.fromBody(failure.data));
+        return;
       }
+      this.options.onSubscribed?.();
     });
   }
 
@@ -155,8 +175,12 @@ export class EventStream {
       return;
     }
     if (!this.socket.active) {
-      // The server's middleware refused us; socket.io will not retry.
+      // The server's middleware refused us; socket.io will not retry by itself.
       const body = ErrorBodySchema.safeParse((error as { data?: unknown }).data);
+      if (body.success && RETRYABLE_REFUSALS.has(body.data.error.code)) {
+        this.retryLater(ApiError.fromBody(body.data));
+        return;
+      }
       this.fatal(body.success ? ApiError.fromBody(body.data) : new ApiError(0, 'network_error', `the gateway refused the connection: ${error.message}`));
       return;
     }
@@ -171,6 +195,27 @@ export class EventStream {
       this.troubleReported = true;
       this.options.onNotice(`cannot reach the gateway (${error.message}); retrying…`);
     }
+  }
+
+  /** Connects again after a backoff; the first refusal of a streak is reported, the rest are quiet. */
+  private retryLater(refusal: ApiError): void {
+    const { firstMs, maxMs } = this.options.retryDelay ?? DEFAULT_RETRY_DELAY;
+    const backoff = Math.min(maxMs, firstMs * 2 ** this.refusals);
+    const retryAfter = RetryAfterSchema.safeParse(refusal.details);
+    // Jitter spreads the clients a limit refused together, so they do not all come back at once.
+    const delayMs = Math.max(Math.round(backoff * (0.8 + Math.random() * 0.4)), retryAfter.success ? retryAfter.data.retryAfterSecs * 1000 : 0);
+    this.refusals += 1;
+    if (!this.refusalReported) {
+      this.refusalReported = true;
+      this.options.onNotice(`the gateway refused the connection (${refusal.message}); retrying in ${Math.max(1, Math.round(delayMs / 1000))}s…`);
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (!this.closed) {
+        this.socket.connect();
+      }
+    }, delayMs);
   }
 
   private disconnected(reason: Socket.DisconnectReason): void {

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { isTerminalEvent, type RawEvent } from '../api/event.parse';
+import type { RunStatus } from '@parley/contracts';
+import type { ApiClient } from '../api/api.client';
+import { isTerminalEvent, isTerminalStatus, type RawEvent } from '../api/event.parse';
 import { EventStream } from '../api/event.stream';
 import type { ActionFactory, CliContext } from '../cli.context';
 import { EXIT } from '../cli.errors';
@@ -10,6 +12,13 @@ const PAGE_SIZE = 1000;
 interface LogsOptions {
   follow?: boolean;
   deltas?: boolean;
+}
+
+/** Prints each event once, whichever way it came (a page over HTTP or the stream), and remembers whether the run's end was among them. */
+interface EventLog {
+  print: (event: RawEvent) => void;
+  readonly lastSeq: number;
+  readonly ended: boolean;
 }
 
 export function registerLogsCommand(program: Command, action: ActionFactory): void {
@@ -24,56 +33,109 @@ export function registerLogsCommand(program: Command, action: ActionFactory): vo
       action(async (ctx, cmd) => {
         const [runId] = cmd.processedArgs as [string];
         const options = cmd.opts<LogsOptions>();
-        const print = eventPrinter(ctx, options.deltas === true);
+        const log = eventLog(ctx, options.deltas === true);
         const api = ctx.api();
-        let since = 0;
-        let ended = false;
-        for (;;) {
-          const page = await api.listEvents(runId, { since, limit: PAGE_SIZE });
-          for (const event of page) {
-            print(event);
-            since = Math.max(since, event.seq);
-            ended ||= isTerminalEvent(event);
-          }
-          if (page.length < PAGE_SIZE) {
-            break;
-          }
+        await printPages(api, runId, log);
+        if (options.follow !== true || log.ended) {
+          return EXIT.ok;
         }
-        if (options.follow === true && !ended) {
-          await followUntilEnd(ctx, runId, since, print);
+        // The end event may have been trimmed from the stream: then only the run's status says it is over.
+        const { run } = await api.getRun(runId);
+        if (isTerminalStatus(run.status)) {
+          ctx.warn(trimmedEnd(runId, run.status));
+          return EXIT.ok;
         }
+        await followUntilEnd(ctx, api, runId, log);
         return EXIT.ok;
       }),
     );
 }
 
-function eventPrinter(ctx: CliContext, deltas: boolean): (event: RawEvent) => void {
-  return (event) => {
-    if (ctx.json) {
-      ctx.line(JSON.stringify(event));
-    } else if (deltas || event.type !== 'message.delta') {
-      ctx.line(formatEventLine(event));
-    }
+function eventLog(ctx: CliContext, deltas: boolean): EventLog {
+  let lastSeq = 0;
+  let ended = false;
+  return {
+    print: (event) => {
+      if (event.seq <= lastSeq) {
+        return;
+      }
+      lastSeq = event.seq;
+      ended ||= isTerminalEvent(event);
+      if (ctx.json) {
+        ctx.line(JSON.stringify(event));
+      } else if (deltas || event.type !== 'message.delta') {
+        ctx.line(formatEventLine(event));
+      }
+    },
+    get lastSeq() {
+      return lastSeq;
+    },
+    get ended() {
+      return ended;
+    },
   };
 }
 
-function followUntilEnd(ctx: CliContext, runId: string, since: number, print: (event: RawEvent) => void): Promise<void> {
+async function printPages(api: ApiClient, runId: string, log: EventLog): Promise<void> {
+  for (;;) {
+    const page = await api.listEvents(runId, { since: log.lastSeq, limit: PAGE_SIZE });
+    page.forEach(log.print);
+    if (page.length < PAGE_SIZE) {
+      return;
+    }
+  }
+}
+
+function trimmedEnd(runId: string, status: RunStatus): string {
+  return `run ${runId} has ended (${status}); its last events were trimmed from the event stream`;
+}
+
+/**
+ * Prints live events until the run's end event. The run may end (and that event be trimmed) between
+ * the status check and the subscription, so once subscribed the status is checked again: an ended run
+ * gets its remaining events over HTTP instead of a wait for an event that may never come.
+ */
+function followUntilEnd(ctx: CliContext, api: ApiClient, runId: string, log: EventLog): Promise<void> {
   const { baseUrl, token } = ctx.connection();
   return new Promise<void>((resolve, reject) => {
+    let checked = false;
+    const done = (): void => {
+      stream.close();
+      resolve();
+    };
+    const checkAgain = async (): Promise<void> => {
+      const { run } = await api.getRun(runId);
+      if (log.ended || !isTerminalStatus(run.status)) {
+        return;
+      }
+      await printPages(api, runId, log);
+      if (!log.ended) {
+        ctx.warn(trimmedEnd(runId, run.status));
+      }
+      done();
+    };
     const stream: EventStream = new EventStream({
       baseUrl,
       token,
       runId,
-      since,
+      since: log.lastSeq,
       onEvent: (event) => {
-        print(event);
-        if (isTerminalEvent(event)) {
-          stream.close();
-          resolve();
+        log.print(event);
+        if (log.ended) {
+          done();
         }
       },
       onNotice: (message) => ctx.warn(message),
       onFatal: reject,
+      onSubscribed: () => {
+        if (!checked) {
+          checked = true;
+          checkAgain().catch((error: Error) => {
+            stream.close();
+            reject(error);
+          });
+        }
+      },
     });
   });
 }

@@ -1,9 +1,12 @@
+import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { StreamUnavailableError, EventStream } from '../api/event.stream';
+import { tokenSubject } from '../api/token.subject';
 import type { ActionFactory, CliContext } from '../cli.context';
 import { EXIT, UsageError } from '../cli.errors';
 import { InteractionPrompter } from '../prompt/interaction.prompter';
 import { LineReader } from '../prompt/line.reader';
+import { answerOverHttp } from './answer.fallback';
 import { RunFollower } from './run.follower';
 
 interface RunOptions {
@@ -31,7 +34,8 @@ export function registerRunCommand(program: Command, action: ActionFactory): voi
         'A checkpoint at a stage boundary is asked like any question, with its point, stage and round shown.',
         'With --unattended the agent cannot ask and approvals follow its unattended_approval policy; only',
         'checkpoints set to `unattended: ask` still stop the run, and are asked here.',
-        'With --json, events are printed to stdout as JSON lines and prompts go to stderr.',
+        'With --json, the first line on stdout is {"runId": "..."}, then one JSON line per event; prompts go to stderr.',
+        'Prompts also go to stderr when stdout is redirected and stderr is a terminal (parley run ... > transcript.txt).',
         'Exit codes: 0 finished, 1 failed or cancelled (or error), 130 interrupted.',
       ].join('\n'),
     )
@@ -56,7 +60,10 @@ export function registerRunCommand(program: Command, action: ActionFactory): voi
           }
           return EXIT.ok;
         }
-        if (!ctx.json) {
+        // Said before following: if following fails, the run still exists and this is how to find it.
+        if (ctx.json) {
+          ctx.line(JSON.stringify({ runId: run.id }));
+        } else {
           ctx.line(`run ${run.id} started (${what})`);
         }
         return followRun(ctx, run.id);
@@ -68,13 +75,18 @@ export function registerRunCommand(program: Command, action: ActionFactory): voi
 export async function followRun(ctx: CliContext, runId: string): Promise<number> {
   const { baseUrl, token } = ctx.connection();
   const api = ctx.api();
-  const promptOutput = ctx.json ? ctx.io.stderr : ctx.io.stdout;
+  const subject = tokenSubject(token);
+  // Prompts stay off a redirected stdout (a transcript, a pipe) while the person can see stderr.
+  const promptsOnStderr = ctx.json || (!isTty(ctx.io.stdout) && isTty(ctx.io.stderr));
+  const promptOutput = promptsOnStderr ? ctx.io.stderr : ctx.io.stdout;
   let reader: LineReader | undefined;
   let prompter: InteractionPrompter | undefined;
 
   const follower: RunFollower = new RunFollower({
     runId,
     json: ctx.json,
+    promptsOnStderr,
+    subject,
     stdout: ctx.io.stdout,
     stderr: ctx.io.stderr,
     prompter: () => {
@@ -90,7 +102,7 @@ export async function followRun(ctx: CliContext, runId: string): Promise<number>
         if (!(error instanceof StreamUnavailableError)) {
           throw error;
         }
-        return api.answer(interactionId, body);
+        return answerOverHttp(api, interactionId, body, subject);
       }
     },
     lookup: (interactionId) => api.getInteraction(interactionId),
@@ -111,4 +123,8 @@ export async function followRun(ctx: CliContext, runId: string): Promise<number>
     stream.close();
     reader?.close();
   }
+}
+
+function isTty(stream: Writable): boolean {
+  return (stream as { isTTY?: boolean }).isTTY === true;
 }

@@ -1,6 +1,6 @@
 import type { AnswerBody, Interaction, ParleyEvent, Prompt } from '@parley/contracts';
 import { ApiError } from '../api/api.error';
-import { CapturedOutput } from '../testing/cli.harness';
+import { CapturedOutput, waitFor } from '../testing/cli.harness';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { PromptCancelledError } from '../prompt/line.reader';
 import { RunFollower } from './run.follower';
@@ -29,7 +29,7 @@ class ManualPrompter {
   }
 }
 
-function setup(options: { json?: boolean; answer?: (id: string, body: AnswerBody) => Promise<Interaction> } = {}) {
+function setup(options: { json?: boolean; subject?: string; answer?: (id: string, body: AnswerBody) => Promise<Interaction> } = {}) {
   const stdout = new CapturedOutput();
   const stderr = new CapturedOutput();
   const prompter = new ManualPrompter();
@@ -38,6 +38,8 @@ function setup(options: { json?: boolean; answer?: (id: string, body: AnswerBody
   const follower = new RunFollower({
     runId: 'r1',
     json: options.json === true,
+    promptsOnStderr: options.json === true,
+    ...(options.subject === undefined ? {} : { subject: options.subject }),
     stdout,
     stderr,
     prompter: () => prompter as unknown as InteractionPrompter,
@@ -62,7 +64,16 @@ function setup(options: { json?: boolean; answer?: (id: string, body: AnswerBody
     open.delete(id);
     emit({ type: 'interaction.resolved', data: { interactionId: id, outcome: 'answered', by: { kind: 'user', subject }, at: 'T' } });
   };
-  return { follower, stdout, stderr, prompter, sent, emit, openQuestion, resolve };
+  const claim = (id: string, subject: string | null, until = new Date(Date.now() + 300_000).toISOString()): void => {
+    const target = open.get(id);
+    if (target !== undefined) {
+      const { claim: _previous, ...rest } = target;
+      open.set(id, subject === null ? rest : { ...rest, claim: { subject, until } });
+    }
+    const data = subject === null ? null : { subject, until };
+    emit({ type: 'interaction.claimed', data: { interactionId: id, claim: data, by: { kind: 'user', subject: subject ?? 'bob' } } });
+  };
+  return { follower, stdout, stderr, prompter, sent, open, emit, openQuestion, resolve, claim };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -218,6 +229,102 @@ describe('RunFollower', () => {
     emit({ type: 'run.finished', data: { reason: 'finish', summary: 's' } });
     await expect(follower.outcome).resolves.toBe(0);
     expect(stdout.text.trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['message', 'run.finished']);
+  });
+
+  describe('approvals another admin has claimed', () => {
+    const approval = (id: string): Interaction => ({
+      ...interaction(id, {
+        kind: 'tool_approval',
+        prompt: 'Run shell command: make test',
+        tool: 'shell',
+        input: { command: 'make test' },
+        telling: { label: 'command', value: 'make test' },
+        stage: 'build',
+        grant: { reusable: false, reason: 'no' },
+      }),
+      waitReason: 'approval',
+    });
+    const claimConflict = (until: string) =>
+      new ApiError(409, 'conflict', `claimed by bob until ${until}; only they may answer until then`, { claim: { subject: 'bob', until } });
+
+    it('keeps a question refused for a claim, with the respond hint, and asks it again once the claim is released', async () => {
+      const until = new Date(Date.now() + 300_000).toISOString();
+      const replies: Array<Error | undefined> = [claimConflict(until), undefined];
+      const sent: AnswerBody[] = [];
+      const { prompter, stdout, open, openQuestion, claim } = setup({
+        subject: 'cli',
+        answer: (id, body) => {
+          const reply = replies.shift();
+          if (reply !== undefined) {
+            return Promise.reject(reply);
+          }
+          sent.push(body);
+          return Promise.resolve({ ...approval(id), status: 'answered' });
+        },
+      });
+      openQuestion(approval('a'));
+      await settle();
+      // Claimed behind the follower's back: its event is still on the way when the answer is sent.
+      open.set('a', { ...approval('a'), claim: { subject: 'bob', until } });
+      prompter.asked[0].answer({ decision: 'allow_once' });
+      await settle();
+      expect(stdout.text).toContain(`answer not accepted: claimed by bob until ${until}`);
+      expect(stdout.text).toContain(`interaction a is claimed by bob until ${until}; it is asked here again when the claim ends (or answer it then with: parley respond a --approve`);
+      await settle();
+      expect(prompter.asked).toHaveLength(1);
+
+      claim('a', null);
+      await settle();
+      await settle();
+      expect(prompter.asked.map((q) => q.id)).toEqual(['a', 'a']);
+      prompter.asked[1].answer({ decision: 'allow_once' });
+      await settle();
+      expect(sent).toEqual([{ decision: 'allow_once' }]);
+    });
+
+    it('withdraws a question another admin claims while it is asked, does not ask one claimed before, and asks both once released', async () => {
+      const { prompter, stdout, openQuestion, claim } = setup({ subject: 'cli' });
+      openQuestion(approval('a'));
+      await settle();
+      claim('a', 'bob');
+      await settle();
+      expect(prompter.asked[0].signal.aborted).toBe(true);
+      expect(stdout.text).toContain('interaction a is claimed by bob until');
+
+      const held = approval('b');
+      openQuestion({ ...held, claim: { subject: 'bob', until: new Date(Date.now() + 300_000).toISOString() } });
+      await settle();
+      await settle();
+      expect(prompter.asked.map((q) => q.id)).toEqual(['a']);
+      expect(stdout.text).toContain('interaction b is claimed by bob until');
+
+      claim('b', null);
+      claim('a', null);
+      await settle();
+      await settle();
+      expect(prompter.asked.map((q) => q.id)).toEqual(['a', 'b']);
+      prompter.asked[1].answer({ decision: 'deny' });
+      await settle();
+      await settle();
+      expect(prompter.asked.map((q) => q.id)).toEqual(['a', 'b', 'a']);
+    });
+
+    it("asks our own claim, and asks again when another admin's claim lapses without an event", async () => {
+      const { prompter, open, openQuestion } = setup({ subject: 'cli' });
+      openQuestion({ ...approval('mine'), claim: { subject: 'cli', until: new Date(Date.now() + 300_000).toISOString() } });
+      await settle();
+      expect(prompter.asked.map((q) => q.id)).toEqual(['mine']);
+      prompter.asked[0].answer({ decision: 'allow_once' });
+      await settle();
+
+      const until = new Date(Date.now() + 100).toISOString();
+      openQuestion({ ...approval('lapsing'), claim: { subject: 'bob', until } });
+      await settle();
+      expect(prompter.asked.map((q) => q.id)).toEqual(['mine']);
+      await waitFor(() => prompter.asked.length === 2, 'the question to be asked once the claim lapsed', 5000);
+      expect(prompter.asked[1].id).toBe('lapsing');
+      expect(open.get('lapsing')?.claim?.until).toBe(until);
+    });
   });
 
   it('exits 130 on interrupt', async () => {

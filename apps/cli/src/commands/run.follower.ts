@@ -1,21 +1,31 @@
 import type { Writable } from 'node:stream';
-import type { AnswerBody, EndReason, Interaction, ParleyEvent } from '@parley/contracts';
+import { z } from 'zod';
+import type { AnswerBody, EndReason, EventData, Interaction, ParleyEvent } from '@parley/contracts';
 import { ApiError } from '../api/api.error';
 import { parseEvent, type RawEvent } from '../api/event.parse';
 import { EXIT } from '../cli.errors';
+import { errorMessage } from '../errors.describe';
 import { formatClaimChange, formatDiscarded, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from '../format/event.format';
-import { formatActor, formatResolution, respondHint } from '../format/interaction.format';
-import { brief } from '../format/text';
+import { formatActor, formatClaim, formatResolution, respondHint } from '../format/interaction.format';
+import { brief, escapeControls } from '../format/text';
 import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
+import { ClaimWaits, othersLiveClaim, type Claim } from './claim.waits';
 
 /** How long the end of a run waits for the acknowledgement of an answer already on its way. */
 const ANSWER_GRACE_MS = 2000;
 
+/** The details of a 409 refusing an answer because someone else holds a claim on the approval. */
+const ClaimConflictSchema = z.object({ claim: z.object({ subject: z.string(), until: z.string() }) });
+
 export interface RunFollowerDeps {
   runId: string;
   json: boolean;
+  /** Prompts (and the notes about them) go to stderr rather than stdout. */
+  promptsOnStderr: boolean;
+  /** Who this CLI answers as (the token's `sub`), to tell someone else's claim from ours; undefined when unknown. */
+  subject?: string;
   stdout: Writable;
   stderr: Writable;
   /** Called on the first question only, so runs that never ask leave stdin alone. */
@@ -32,7 +42,6 @@ export interface RunFollowerDeps {
 export class RunFollower {
   readonly outcome: Promise<number>;
   private settle!: (code: number) => void;
-  private reject!: (error: unknown) => void;
   private readonly out: TextOutput;
   private readonly notes: TextOutput;
   private finished = false;
@@ -43,17 +52,18 @@ export class RunFollower {
   private readonly answeredHere = new Set<string>();
   private queue: Interaction[] = [];
   private pumping = false;
-  private active?: { id: string; controller: AbortController };
+  private active?: { interaction: Interaction; controller: AbortController };
   private sending?: string;
   private deferredEnd?: () => void;
+  private readonly claimed: ClaimWaits;
 
   constructor(private readonly deps: RunFollowerDeps) {
-    this.outcome = new Promise<number>((resolve, reject) => {
+    this.outcome = new Promise<number>((resolve) => {
       this.settle = resolve;
-      this.reject = reject;
     });
     this.out = new TextOutput(deps.stdout);
-    this.notes = deps.json ? new TextOutput(deps.stderr) : this.out;
+    this.notes = deps.promptsOnStderr ? new TextOutput(deps.stderr) : this.out;
+    this.claimed = new ClaimWaits((interaction) => this.askAgain(interaction));
   }
 
   handle(raw: RawEvent): void {
@@ -86,12 +96,16 @@ export class RunFollower {
     this.end(EXIT.interrupted, () => this.note(`interrupted; run ${runId} keeps going (follow it with: parley logs ${runId} -f)`));
   }
 
+  /** Following broke down (the stream gave up, or something unexpected): the run itself goes on. */
   fail(error: unknown): void {
     if (this.finished) {
       return;
     }
-    this.stop();
-    this.reject(error);
+    const { runId } = this.deps;
+    this.end(EXIT.error, () => {
+      this.warn(`error: ${errorMessage(error)}`);
+      this.warn(`run ${runId} keeps going (follow it with: parley logs ${runId} -f)`);
+    });
   }
 
   private apply(event: ParleyEvent): void {
@@ -155,9 +169,7 @@ export class RunFollower {
         this.closedElsewhere(event.data.interactionId, formatResolution(event.data.outcome, event.data.by, event.data.at, event.data.decision));
         return;
       case 'interaction.claimed':
-        if (this.known.has(event.data.interactionId) && !this.resolved.has(event.data.interactionId)) {
-          this.note(`interaction ${event.data.interactionId} ${formatClaimChange(event.data.claim, event.data.by)}`);
-        }
+        this.claimChanged(event.data);
         return;
       case 'run.finished': {
         const summary = event.data.summary === undefined ? '' : `: ${event.data.summary}`;
@@ -185,15 +197,79 @@ export class RunFollower {
   private closedElsewhere(id: string, resolution: string): void {
     this.resolved.add(id);
     this.queue = this.queue.filter((interaction) => interaction.id !== id);
+    this.claimed.drop(id);
     if (this.answeredHere.has(id) || this.sending === id || !this.known.has(id)) {
       return;
     }
-    if (this.active?.id === id) {
+    if (this.active?.interaction.id === id) {
       this.active.controller.abort();
       this.note(`interaction ${id} was ${resolution}; your answer is no longer needed`);
       return;
     }
     this.note(`interaction ${id} was ${resolution}`);
+  }
+
+  /**
+   * Someone took or gave up a claim. A question set aside for another admin's claim is asked again
+   * once that claim is gone; one being asked when another admin claims it is withdrawn and set aside.
+   */
+  private claimChanged({ interactionId: id, claim, by }: EventData<'interaction.claimed'>): void {
+    if (!this.known.has(id) || this.resolved.has(id)) {
+      return;
+    }
+    this.note(`interaction ${id} ${formatClaimChange(claim, by)}`);
+    const others = claim === null ? undefined : othersLiveClaim(claim, this.deps.subject);
+    if (others === undefined) {
+      this.claimed.release(id);
+    } else if (this.claimed.has(id)) {
+      this.claimed.renew(id, others);
+    } else if (this.active?.interaction.id === id && this.sending !== id) {
+      this.active.controller.abort();
+      this.setAside({ ...this.active.interaction, claim: others }, others);
+    }
+  }
+
+  /** Waits for another admin's claim to end before asking; the respond hint says how to answer it then from elsewhere. */
+  private setAside(interaction: Interaction, claim: Claim): void {
+    if (this.finished || this.resolved.has(interaction.id)) {
+      return;
+    }
+    this.claimed.hold(interaction, claim);
+    this.note(`interaction ${interaction.id} is ${formatClaim(claim)}; it is asked here again when the claim ends (or answer it then with: ${respondHint(interaction)})`);
+    void this.recheckClaim(interaction.id);
+  }
+
+  /** The claim may have ended before the interaction was set aside (its release event already came and went). */
+  private async recheckClaim(id: string): Promise<void> {
+    let current: Interaction;
+    try {
+      current = await this.deps.lookup(id);
+    } catch {
+      // The claim's lapse brings it back anyway.
+      return;
+    }
+    if (!this.claimed.has(id)) {
+      return;
+    }
+    if (current.status !== 'open') {
+      // Its interaction.resolved event says how.
+      this.claimed.drop(id);
+      return;
+    }
+    const others = othersLiveClaim(current.claim, this.deps.subject);
+    if (others === undefined) {
+      this.claimed.release(id);
+    } else {
+      this.claimed.renew(id, others);
+    }
+  }
+
+  private askAgain(interaction: Interaction): void {
+    if (this.finished || this.resolved.has(interaction.id)) {
+      return;
+    }
+    this.queue.push(interaction);
+    void this.pump();
   }
 
   private async pump(): Promise<void> {
@@ -224,8 +300,13 @@ export class RunFollower {
     if (current === undefined || this.finished || this.resolved.has(interaction.id)) {
       return;
     }
+    const claim = othersLiveClaim(current.claim, this.deps.subject);
+    if (claim !== undefined) {
+      this.setAside(current, claim);
+      return;
+    }
     const controller = new AbortController();
-    this.active = { id: interaction.id, controller };
+    this.active = { interaction: current, controller };
     try {
       await this.converse(current, controller.signal);
     } finally {
@@ -277,6 +358,10 @@ export class RunFollower {
         }
         if (error.status === 409) {
           this.note(`answer not accepted: ${error.message}`);
+          const conflict = ClaimConflictSchema.safeParse(error.details);
+          if (conflict.success) {
+            this.setAside({ ...interaction, claim: conflict.data.claim }, conflict.data.claim);
+          }
           return;
         }
         if (error.status === 422 || error.status === 400 || error.status === 413) {
@@ -315,6 +400,7 @@ export class RunFollower {
   private stop(): void {
     this.finished = true;
     this.queue = [];
+    this.claimed.clear();
     this.active?.controller.abort();
   }
 
@@ -331,7 +417,7 @@ export class RunFollower {
   private warn(line: string): void {
     this.out.breakLine();
     this.notes.breakLine();
-    this.deps.stderr.write(`${line}\n`);
+    this.deps.stderr.write(`${escapeControls(line)}\n`);
   }
 }
 

@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { z } from 'zod';
 import { RoleSchema, SubjectSchema, TenantIdSchema, type Role } from '@parley/contracts';
-import { loadConfig, signToken } from '@parley/platform';
-import type { ActionFactory } from '../cli.context';
+import { signCliToken, type ActionFactory } from '../cli.context';
 import { EXIT } from '../cli.errors';
 import { parseIntOption } from './option.parsers';
 
@@ -20,7 +19,7 @@ interface TokenOptions {
 export function registerTokenCommand(program: Command, action: ActionFactory): void {
   program
     .command('token')
-    .description('print a signed dev token (signed with PARLEY_JWT_SECRET)')
+    .description('print a signed dev token (signed with PARLEY_JWT_SECRET, with PARLEY_JWT_ISSUER / PARLEY_JWT_AUDIENCE when set)')
     .option('--tenant <tenant>', 'tenant id', schemaOption(TenantIdSchema), 'dev')
     .option('--sub <subject>', 'subject (who the token speaks for)', schemaOption(SubjectSchema), 'cli')
     .addOption(new Option('--role <role>', 'role').choices(RoleSchema.options).default('admin'))
@@ -29,7 +28,7 @@ export function registerTokenCommand(program: Command, action: ActionFactory): v
     .action(
       action((ctx, cmd) => {
         const options = cmd.opts<TokenOptions>();
-        const token = signToken({ tenant: options.tenant, sub: options.sub, role: options.role }, loadConfig(ctx.io.env).jwtSecret, options.ttl);
+        const token = signCliToken({ tenant: options.tenant, sub: options.sub, role: options.role }, ctx.io.env, options.ttl);
         const consoleUrl = options.open ? `${ctx.connection().baseUrl}/?token=${encodeURIComponent(token)}` : undefined;
         if (ctx.json) {
           const expiresAt = new Date(Date.now() + options.ttl * 1000).toISOString();

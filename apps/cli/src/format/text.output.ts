@@ -1,6 +1,10 @@
 import type { Writable } from 'node:stream';
+import { escapeControls } from './text';
 
-/** Writes streamed text and whole lines to one stream without gluing a line onto unfinished text. */
+/**
+ * Writes streamed text and whole lines to one terminal stream without gluing a line onto unfinished
+ * text. Control characters are escaped: much of what is written comes from a model.
+ */
 export class TextOutput {
   private atLineStart = true;
 
@@ -10,13 +14,14 @@ export class TextOutput {
     if (chunk === '') {
       return;
     }
-    this.stream.write(chunk);
-    this.atLineStart = chunk.endsWith('\n');
+    const safe = escapeControls(chunk);
+    this.stream.write(safe);
+    this.atLineStart = safe.endsWith('\n');
   }
 
   line(text: string): void {
     this.breakLine();
-    this.stream.write(`${text}\n`);
+    this.stream.write(`${escapeControls(text)}\n`);
   }
 
   breakLine(): void {

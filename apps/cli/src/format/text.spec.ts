@@ -1,5 +1,5 @@
 import { CapturedOutput } from '../testing/cli.harness';
-import { brief, truncate } from './text';
+import { brief, escapeControls, truncate } from './text';
 import { TextOutput } from './text.output';
 
 describe('brief', () => {
@@ -15,6 +15,18 @@ describe('brief', () => {
   });
 });
 
+describe('escapeControls', () => {
+  it('makes C0, DEL, C1 and bidi controls visible, and keeps tabs, newlines and other text', () => {
+    expect(escapeControls('red \x1b[31mtext\x1b[0m\x07 \x7f \x9b2J')).toBe('red \\x1b[31mtext\\x1b[0m\\x07 \\x7f \\x9b2J');
+    expect(escapeControls('abc\u202edef\u2066x\u2069 \u200f')).toBe('abc\\u202edef\\u2066x\\u2069 \\u200f');
+    expect(escapeControls('a\tb\nc — ü ✓ 日本')).toBe('a\tb\nc — ü ✓ 日本');
+  });
+
+  it('turns CRLF into LF and escapes a lone carriage return, which could overwrite a line', () => {
+    expect(escapeControls('one\r\ntwo\rthree')).toBe('one\ntwo\\x0dthree');
+  });
+});
+
 describe('TextOutput', () => {
   it('ends unfinished streamed text before a whole line', () => {
     const stream = new CapturedOutput();
@@ -26,5 +38,13 @@ describe('TextOutput', () => {
     out.breakLine();
     out.line('end');
     expect(stream.text).toBe('Hello\n→ tool\ndone\nend\n');
+  });
+
+  it('escapes control characters in streamed text and in lines', () => {
+    const stream = new CapturedOutput();
+    const out = new TextOutput(stream);
+    out.text('\x1b[2J');
+    out.line('\u202eevil');
+    expect(stream.text).toBe('\\x1b[2J\n\\u202eevil\n');
   });
 });

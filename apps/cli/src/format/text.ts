@@ -31,3 +31,18 @@ function safeStringify(value: unknown): string {
     return '[unserialisable]';
   }
 }
+
+/**
+ * C0 controls (but tab and newline), DEL, C1 controls, and the bidi controls that reorder what is
+ * shown: escape sequences in text a model or a user wrote could recolour, move or rewrite the terminal.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const TERMINAL_UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text that is safe to write to a terminal: unsafe characters become visible escapes (`\x1b`, `\u202e`); CRLF becomes LF. */
+export function escapeControls(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(TERMINAL_UNSAFE, (char) => {
+    const code = char.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}

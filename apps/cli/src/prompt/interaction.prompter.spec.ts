@@ -1,6 +1,8 @@
+import { PassThrough } from 'node:stream';
 import type { Interaction, Prompt } from '@parley/contracts';
+import { CapturedOutput } from '../testing/cli.harness';
 import { InteractionPrompter } from './interaction.prompter';
-import { PromptCancelledError, type LineSource } from './line.reader';
+import { EndOfInputError, LineReader, PromptCancelledError, type LineSource } from './line.reader';
 
 class ScriptedLines implements LineSource {
   readonly prompts: string[] = [];
@@ -12,6 +14,9 @@ class ScriptedLines implements LineSource {
     }
     const line = this.lines.shift();
     return line === undefined ? Promise.reject(new Error('script exhausted')) : Promise.resolve(line);
+  }
+  discardTypeAhead(): number {
+    return 0;
   }
 }
 
@@ -169,5 +174,66 @@ describe('InteractionPrompter', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(prompter.ask(interaction({ kind: 'free_text', prompt: 'Name?' }), controller.signal)).rejects.toBeInstanceOf(PromptCancelledError);
+  });
+});
+
+describe('InteractionPrompter over stdin', () => {
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  function overStdin(options: { tty: boolean }) {
+    const input = new PassThrough();
+    if (options.tty) {
+      Object.assign(input, { isTTY: true });
+    }
+    const output = new CapturedOutput();
+    const reader = new LineReader(input, output);
+    let written = '';
+    const prompter = new InteractionPrompter(reader, (text) => (written += text), () => new Date('2030-01-01T00:00:00.000Z'));
+    return { input, reader, prompter, written: () => written };
+  }
+
+  it('at a terminal, ignores lines typed before the question instead of taking them as its answer', async () => {
+    const { input, reader, prompter, written } = overStdin({ tty: true });
+    input.write('stray\nlines\n');
+    await settle();
+    const answer = prompter.ask(interaction({ kind: 'free_text', prompt: 'Name?' }), signal);
+    await settle();
+    input.write('Ada\n');
+    await expect(answer).resolves.toEqual({ text: 'Ada' });
+    expect(written()).toContain('  (2 lines typed before this question ignored)\n');
+    reader.close();
+  });
+
+  it('keeps lines piped in ahead of the question', async () => {
+    const { input, reader, prompter, written } = overStdin({ tty: false });
+    input.write('Ada\n');
+    await settle();
+    await expect(prompter.ask(interaction({ kind: 'free_text', prompt: 'Name?' }), signal)).resolves.toEqual({ text: 'Ada' });
+    expect(written()).not.toContain('ignored');
+    reader.close();
+  });
+
+  it('takes the end of input at an optional field as "none" and still gives the answer', async () => {
+    const review = overStdin({ tty: false });
+    review.input.end('y\n');
+    await expect(review.prompter.ask(interaction({ kind: 'review', prompt: 'T', markdown: 'm' }), signal)).resolves.toEqual({ approved: true });
+    const deny = overStdin({ tty: false });
+    deny.input.end('d\n');
+    await expect(deny.prompter.ask(interaction(shell), signal)).resolves.toEqual({ decision: 'deny' });
+    const required = overStdin({ tty: false });
+    required.input.end('');
+    await expect(required.prompter.ask(interaction({ kind: 'confirm', prompt: 'Sure?' }), signal)).rejects.toBeInstanceOf(EndOfInputError);
+  });
+
+  it('escapes control characters in what the model wrote before showing it', async () => {
+    const { input, reader, prompter, written } = overStdin({ tty: false });
+    input.write('y\n\n');
+    const prompt: Prompt = { kind: 'review', prompt: 'Ship\x1b]0;pwned\x07?', markdown: '\x1b[2Jsafe \u202etxt.exe' };
+    await prompter.ask(interaction(prompt), signal);
+    expect(written()).toContain('? Ship\\x1b]0;pwned\\x07?');
+    expect(written()).toContain('\\x1b[2Jsafe \\u202etxt.exe');
+    // eslint-disable-next-line no-control-regex -- looking for raw control characters is the point
+    expect(written()).not.toMatch(/[\x1b\x07\u202e]/);
+    reader.close();
   });
 });

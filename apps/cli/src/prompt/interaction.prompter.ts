@@ -1,5 +1,6 @@
 import type { AnswerBody, ApprovalDecision, ApprovalPrompt, Interaction, Prompt } from '@parley/contracts';
 import { formatInteractionBlock } from '../format/interaction.format';
+import { escapeControls } from '../format/text';
 import {
   EditTextCollector,
   JsonArgumentsCollector,
@@ -11,27 +12,36 @@ import {
   parseYesNo,
   type Parsed,
 } from './answer.parsing';
-import type { LineSource } from './line.reader';
+import { EndOfInputError, type LineSource } from './line.reader';
 
 const DECISIONS: Record<'once' | 'stage' | 'run', ApprovalDecision> = { once: 'allow_once', stage: 'allow_stage', run: 'allow_run' };
 
 /**
  * Turns an interaction into terminal prompts and the person's input into an AnswerBody. Invalid
- * input is explained and asked again; it never reaches the gateway.
+ * input is explained and asked again; it never reaches the gateway. What is shown is escaped for
+ * the terminal: prompts, documents and arguments come from a model.
  */
 export class InteractionPrompter {
+  private readonly write: (text: string) => void;
+
   constructor(
     private readonly lines: LineSource,
-    private readonly write: (text: string) => void,
+    write: (text: string) => void,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.write = (text) => write(escapeControls(text));
+  }
 
   /** `problem` is the gateway's reason for rejecting the previous answer; the question is then not repeated. */
   async ask(interaction: Interaction, signal: AbortSignal, problem?: string): Promise<AnswerBody> {
+    const discarded = this.lines.discardTypeAhead();
     if (problem === undefined) {
       this.write(formatInteractionBlock(interaction, this.now()));
     } else {
       this.write(`  ! ${problem} — please answer again.\n`);
+    }
+    if (discarded > 0) {
+      this.write(`  (${discarded === 1 ? '1 line' : `${discarded} lines`} typed before this question ignored)\n`);
     }
     const { prompt } = interaction;
     switch (prompt.kind) {
@@ -45,7 +55,7 @@ export class InteractionPrompter {
         return { text: await this.edit(prompt, signal) };
       case 'review': {
         const approved = await this.until('approve? y/n> ', parseYesNo, signal);
-        const feedback = parseFeedback(await this.lines.read('feedback (optional)> ', signal));
+        const feedback = await this.optional('feedback (optional)> ', signal);
         return feedback === undefined ? { approved } : { approved, feedback };
       }
       case 'tool_approval':
@@ -63,7 +73,7 @@ export class InteractionPrompter {
       case 'run':
         return { decision: DECISIONS[choice] };
       case 'deny': {
-        const reason = parseFeedback(await this.lines.read('reason for the model (optional)> ', signal));
+        const reason = await this.optional('reason for the model (optional)> ', signal);
         return reason === undefined ? { decision: 'deny' } : { decision: 'deny', reason };
       }
       case 'edit': {
@@ -86,6 +96,18 @@ export class InteractionPrompter {
       if (step.error !== undefined) {
         this.write(`  ${step.error}\n`);
       }
+    }
+  }
+
+  /** An optional field: the end of input means "none", so the answer given so far is still sent. */
+  private async optional(label: string, signal: AbortSignal): Promise<string | undefined> {
+    try {
+      return parseFeedback(await this.lines.read(label, signal));
+    } catch (error) {
+      if (error instanceof EndOfInputError) {
+        return undefined;
+      }
+      throw error;
     }
   }
 

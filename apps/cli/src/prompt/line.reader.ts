@@ -20,6 +20,8 @@ export class EndOfInputError extends Error {
 export interface LineSource {
   /** Shows `prompt` and resolves with the next line; rejects on abort or end of input. */
   read(prompt: string, signal?: AbortSignal): Promise<string>;
+  /** Called before a new question: forgets lines typed at a terminal since the last read; returns how many. */
+  discardTypeAhead(): number;
 }
 
 interface Waiter {
@@ -33,12 +35,14 @@ function isTty(stream: Readable | Writable): boolean {
 
 /**
  * Lines from stdin. Lines that arrive while nobody is asking are queued rather than dropped, so
- * answers can be piped in ahead of the questions. On a non-terminal the consumed line is echoed
- * after the prompt, which keeps transcripts readable.
+ * answers can be piped in ahead of the questions; at a terminal, the queue is dropped before each
+ * new question (discardTypeAhead), so a stray line cannot answer a question nobody has seen yet.
+ * On a non-terminal the consumed line is echoed after the prompt, which keeps transcripts readable.
  */
 export class LineReader implements LineSource {
   private readonly rl: Interface;
   private readonly terminal: boolean;
+  private readonly typedAtTerminal: boolean;
   private readonly queued: string[] = [];
   private waiter?: Waiter;
   private ended = false;
@@ -48,7 +52,8 @@ export class LineReader implements LineSource {
     private readonly output: Writable,
     onInterrupt?: () => void,
   ) {
-    this.terminal = isTty(input) && isTty(output);
+    this.typedAtTerminal = isTty(input);
+    this.terminal = this.typedAtTerminal && isTty(output);
     this.rl = createInterface({ input, output: this.terminal ? output : undefined, terminal: this.terminal });
     this.rl.on('line', (line) => this.push(line));
     this.rl.on('close', () => this.end());
@@ -94,6 +99,13 @@ export class LineReader implements LineSource {
         },
       };
     });
+  }
+
+  discardTypeAhead(): number {
+    if (!this.typedAtTerminal) {
+      return 0;
+    }
+    return this.queued.splice(0).length;
   }
 
   close(): void {

@@ -18,7 +18,10 @@ export class CliSession {
   readonly stderr = new CapturedOutput();
   readonly exit: Promise<number>;
 
-  constructor(argv: string[], env: Record<string, string | undefined>) {
+  /** `tty` marks streams as a terminal, as when the CLI runs in one (stdout redirected, say, but not stderr). */
+  constructor(argv: string[], env: Record<string, string | undefined>, tty: { stdout?: boolean; stderr?: boolean } = {}) {
+    Object.assign(this.stdout, { isTTY: tty.stdout === true });
+    Object.assign(this.stderr, { isTTY: tty.stderr === true });
     const io: CliIo = { stdin: this.stdin, stdout: this.stdout, stderr: this.stderr, env };
     this.exit = runCli(argv, io);
   }

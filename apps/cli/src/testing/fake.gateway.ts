@@ -7,6 +7,8 @@ import {
   StopMessageSchema,
   SubscribeMessageSchema,
   parseOrThrow,
+  type ParleyError,
+  type SubscribeMessage,
   type Actor,
   type ParleyEvent,
   type TokenClaims,
@@ -19,6 +21,12 @@ import { toBody } from './fake.gateway.state';
  * script runs through the helper methods (say, ask, finish, ...) and the onRunStarted/onAnswered hooks.
  */
 export class FakeGateway extends FakeGatewayHttp {
+  /** Handshakes to refuse, in order, each with its error (as the gateway refuses one at the tenant's socket limit). */
+  readonly refuseConnections: ParleyError[] = [];
+  /** The next this-many socket answers are recorded, then the connection drops before the ack is sent. */
+  loseAnswerAcks = 0;
+  /** Runs before a subscription takes effect, e.g. to change state the subscriber has not seen yet. */
+  onSubscribe: (message: SubscribeMessage) => void = () => undefined;
   private readonly http: HttpServer;
   private readonly io: Server;
   private readonly nsp: Namespace;
@@ -32,6 +40,11 @@ export class FakeGateway extends FakeGatewayHttp {
     this.io = new Server(this.http);
     this.nsp = this.io.of(SOCKET.namespace);
     this.nsp.use((socket, next) => {
+      const refusal = this.refuseConnections.shift();
+      if (refusal !== undefined) {
+        next(Object.assign(new Error(refusal.message), { data: refusal.toBody() }));
+        return;
+      }
       const auth: unknown = socket.handshake.auth;
       this.authenticate((auth as { token?: unknown }).token).then(
         (claims) => {
@@ -80,6 +93,7 @@ export class FakeGateway extends FakeGatewayHttp {
     socket.on(SOCKET.subscribe, (message: unknown, ack: (reply: unknown) => void) => {
       try {
         const subscribe = parseOrThrow(SubscribeMessageSchema, message, 'subscribe message');
+        this.onSubscribe(subscribe);
         this.subscribes.push(subscribe);
         this.subscribers.set(socket.id, { socket, runId: subscribe.runId });
         ack({ ok: true, lastSeq: this.seq });
@@ -96,7 +110,13 @@ export class FakeGateway extends FakeGatewayHttp {
     socket.on(SOCKET.answer, (message: unknown, ack: (reply: unknown) => void) => {
       try {
         const { interactionId, answer } = message as { interactionId: string; answer: unknown };
-        ack({ ok: true, interaction: this.answer(interactionId, answer, this.actorOf(socket), 'socket') });
+        const interaction = this.answer(interactionId, answer, this.actorOf(socket), 'socket');
+        if (this.loseAnswerAcks > 0) {
+          this.loseAnswerAcks -= 1;
+          socket.conn.close();
+          return;
+        }
+        ack({ ok: true, interaction });
       } catch (error) {
         ack(toBody(error));
       }
