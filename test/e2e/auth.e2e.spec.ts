@@ -68,7 +68,7 @@ async function connectRaw(token: string): Promise<void> {
 describe('tokens from a JWKS', () => {
   it('accepts an RS256 token of the key set over HTTP and socket.io', async () => {
     const token = await idToken('alice', 'member');
-    expect(await stack.http('GET', '/v1/runs', undefined, token)).toEqual({ status: 200, body: { runs: [] } });
+    expect(await stack.http('GET', '/v1/runs', undefined, token)).toEqual({ status: 200, body: { runs: [], next: null } });
     const client = await stack.connect(token);
     try {
       expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
