@@ -91,6 +91,18 @@ describe('RunFollower', () => {
     expect(stdout.text).toBe('Hello\nWhole\n✓ run finished (finish)\n');
   });
 
+  it('says when a reply it streamed was cut short and the model is asked again', async () => {
+    const { follower, stdout, emit } = setup();
+    emit({ type: 'message.delta', data: { text: 'Half a' } });
+    emit({ type: 'run.status', data: { status: 'queued' } });
+    emit({ type: 'run.status', data: { status: 'running' } });
+    emit({ type: 'message.delta', data: { text: 'Whole' } });
+    emit({ type: 'message', data: { text: 'Whole' } });
+    emit({ type: 'run.finished', data: { reason: 'finish' } });
+    await expect(follower.outcome).resolves.toBe(0);
+    expect(stdout.text).toBe('Half a\n(that reply was cut short: the model is asked again)\nWhole\n✓ run finished (finish)\n');
+  });
+
   it('shows stage moves, checkpoints passed without a person, messages (taken or discarded) and sub-agents', async () => {
     const { follower, stdout, emit } = setup();
     const alice = { kind: 'user' as const, subject: 'alice' };

@@ -112,6 +112,13 @@ export class RunFollower {
     switch (event.type) {
       case 'run.created':
       case 'run.status':
+        // Handed back or taken over before its turn was recorded: the text streamed so far is dropped,
+        // and the model is asked again.
+        if (this.streamed && (event.data.status === 'queued' || event.data.status === 'running')) {
+          this.out.breakLine();
+          this.human('(that reply was cut short: the model is asked again)');
+          this.streamed = false;
+        }
         return;
       case 'stage.entered':
         this.human(`── ${formatStageMove(event.data.stage, event.data.from)}`);
