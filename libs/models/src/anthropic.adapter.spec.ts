@@ -162,6 +162,9 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
 
     expect(error).toMatchObject({ code: 'model_error', kind: 'overloaded', retryable: true });
     expect(deltas.join('')).toBe('partial answer');
+    // What the provider counted before the stream broke: billed all the same.
+    expect((error as ModelError).usage).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
+    expect((error as ModelError).usage!.input).toBeGreaterThan(0);
   });
 
   it('reports an unreachable API as a retryable connection error', async () => {

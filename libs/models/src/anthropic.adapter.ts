@@ -1,7 +1,7 @@
 import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase, Message, MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import { abortedError, ModelError, type ModelErrorKind } from './model.errors';
-import type { ModelAdapter, ModelMessage, ModelRequest, ModelToolCall, ModelTurn } from './model.types';
+import type { ModelAdapter, ModelMessage, ModelRequest, ModelToolCall, ModelTurn, ModelUsage } from './model.types';
 
 export const DEFAULT_MODEL_MAX_RETRIES = 4;
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
@@ -89,10 +89,12 @@ export class AnthropicModelAdapter implements ModelAdapter {
       if (callbackError !== undefined) {
         throw callbackError.error;
       }
-      if (idle) {
-        throw new ModelError(`model stream silent for ${this.timeoutMs} ms`, { kind: 'timeout', retryable: true, cause: error });
+      const failure = idle ? new ModelError(`model stream silent for ${this.timeoutMs} ms`, { kind: 'timeout', retryable: true, cause: error }) : toModelError(error, request.signal);
+      const partial = stream.currentMessage;
+      if (partial) {
+        failure.usage = usageOf(partial);
       }
-      throw toModelError(error, request.signal);
+      throw failure;
     } finally {
       clearTimeout(idleTimer);
     }
@@ -133,13 +135,16 @@ function toTurn(message: Message): ModelTurn {
       toolCalls.push({ id: block.id, name: block.name, input: block.input });
     }
   }
-  const usage = {
+  return { text, toolCalls, stopReason: message.stop_reason ?? 'end_turn', usage: usageOf(message) };
+}
+
+function usageOf(message: Message): ModelUsage {
+  return {
     input: message.usage.input_tokens,
     output: message.usage.output_tokens,
     cacheRead: message.usage.cache_read_input_tokens ?? 0,
     cacheWrite: message.usage.cache_creation_input_tokens ?? 0,
   };
-  return { text, toolCalls, stopReason: message.stop_reason ?? 'end_turn', usage };
 }
 
 /** Classifies an SDK failure; what the SDK retries is what stays retryable once its retries are spent. */

@@ -1,3 +1,5 @@
+import type { ModelUsage } from './model.types';
+
 /** Why a model call failed, for logs and metrics; `retryable` is what callers branch on. */
 export type ModelErrorKind =
   | 'config'
@@ -16,6 +18,8 @@ export interface ModelErrorOptions {
   /** HTTP status of the provider's answer, when there was one. */
   status?: number;
   cause?: unknown;
+  /** Tokens the provider counted before the call failed (a stream cut short is billed too). */
+  usage?: ModelUsage;
 }
 
 /**
@@ -27,6 +31,7 @@ export class ModelError extends Error {
   readonly kind: ModelErrorKind;
   readonly retryable: boolean;
   readonly status: number | undefined;
+  usage: ModelUsage | undefined;
 
   constructor(message: string, options: ModelErrorOptions) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -34,6 +39,7 @@ export class ModelError extends Error {
     this.kind = options.kind;
     this.retryable = options.retryable;
     this.status = options.status;
+    this.usage = options.usage;
   }
 }
 

@@ -114,7 +114,7 @@ export class RunFollower {
       case 'run.status':
         // Handed back or taken over before its turn was recorded: the text streamed so far is dropped,
         // and the model is asked again.
-        if (this.streamed && (event.data.status === 'queued' || event.data.status === 'running')) {
+        if (this.streamed && 'status' in event.data && (event.data.status === 'queued' || event.data.status === 'running')) {
           this.out.breakLine();
           this.human('(that reply was cut short: the model is asked again)');
           this.streamed = false;
