@@ -1,21 +1,8 @@
 import type { Answer, AnswerBody, Interaction } from '@parley/contracts';
+import { interactionFixture } from '../testing/interaction.fixture';
 import { answeredWith } from './answer.match';
 
-const resolved = (answer: Answer, subject = 'cli'): Interaction => ({
-  id: 'i1',
-  tenant: 'dev',
-  runId: 'r1',
-  owner: 'cli',
-  agent: 'echo',
-  waitReason: 'question',
-  prompt: { kind: 'free_text', prompt: 'q' },
-  status: 'answered',
-  createdAt: 'T',
-  deadline: null,
-  resolvedAt: 'T',
-  resolvedBy: { kind: 'user', subject },
-  answer,
-});
+const resolved = (answer: Answer, subject = 'cli'): Interaction => interactionFixture({ status: 'answered', resolvedAt: 'T', resolvedBy: { kind: 'user', subject }, answer });
 
 const approval = (extra: Partial<Extract<Answer, { kind: 'tool_approval' }>>): Answer => ({
   kind: 'tool_approval',

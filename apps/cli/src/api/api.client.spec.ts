@@ -1,5 +1,6 @@
 import { ApiClient } from './api.client';
 import { ApiError } from './api.error';
+import { interactionFixture } from '../testing/interaction.fixture';
 
 type Call = { url: string; init: RequestInit };
 
@@ -17,7 +18,7 @@ const json = (status: number, body: unknown) => new Response(JSON.stringify(body
 
 describe('ApiClient', () => {
   it('sends the bearer token, query and JSON body', async () => {
-    const { api, calls } = client(() => json(200, { interaction: interactionFixture }));
+    const { api, calls } = client(() => json(200, { interaction: answered }));
     await api.answer('i/1', { choice: 1 });
     expect(calls[0].url).toBe('http://gw:1/v1/interactions/i%2F1/answer');
     expect(calls[0].init.method).toBe('POST');
@@ -37,7 +38,7 @@ describe('ApiClient', () => {
       if (call.url.endsWith('/audit')) {
         return json(200, { entries: [] });
       }
-      return json(200, call.url.includes('/claim') ? { interaction: interactionFixture } : { approvals: [interactionFixture] });
+      return json(200, call.url.includes('/claim') ? { interaction: answered } : { approvals: [answered] });
     });
     await expect(api.listApprovals({ agent: 'echo', tool: 'shell', runId: 'r1' })).resolves.toHaveLength(1);
     await api.claimApproval('i1');
@@ -117,18 +118,7 @@ describe('ApiClient', () => {
   });
 });
 
-const interactionFixture = {
-  id: 'i1',
-  tenant: 'dev',
-  runId: 'r1',
-  owner: 'cli',
-  agent: 'echo',
-  waitReason: 'question',
-  prompt: { kind: 'free_text', prompt: 'p' },
-  status: 'answered',
-  createdAt: 'T',
-  deadline: null,
-};
+const answered = interactionFixture({ prompt: { kind: 'free_text', prompt: 'p' }, status: 'answered' });
 
 const runFixture = {
   id: 'r1',

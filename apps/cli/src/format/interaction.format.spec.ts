@@ -11,19 +11,12 @@ import {
   respondHint,
   summarizeInteraction,
 } from './interaction.format';
+import { interactionFixture } from '../testing/interaction.fixture';
 
-const base: Interaction = {
-  id: 'i1',
-  tenant: 'dev',
-  runId: 'r1',
-  owner: 'cli',
-  agent: 'echo',
-  waitReason: 'question',
+const base: Interaction = interactionFixture({
   prompt: { kind: 'multiple_choice', prompt: 'Colour?', options: [{ label: 'Red' }, { label: 'Blue', description: 'cool' }], multi: true },
-  status: 'open',
   createdAt: '2030-01-01T00:00:00.000Z',
-  deadline: null,
-};
+});
 
 const write: Prompt = {
   kind: 'tool_approval',
