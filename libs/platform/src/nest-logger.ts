@@ -34,9 +34,13 @@ export class PinoNestLogger implements LoggerService {
   private write(level: Level, message: unknown, rest: unknown[]): void {
     // Nest passes (message, context) and, for errors, (message, stack, context).
     const context = rest.length > 0 && typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
+    const at = level === 'info' && context && NEST_CHATTER.has(context) ? 'debug' : level;
+    // A line per answer on the hot path: below the level, nothing is built.
+    if (!this.pino.isLevelEnabled(at)) {
+      return;
+    }
     const stack = level === 'error' && rest.length > 1 && typeof rest[0] === 'string' ? rest[0] : undefined;
     const fields: Record<string, unknown> = { ...(context ? { context } : {}), ...(stack ? { stack } : {}) };
-    const at = level === 'info' && context && NEST_CHATTER.has(context) ? 'debug' : level;
     if (message instanceof Error) {
       this.pino[at]({ ...fields, err: message }, message.message);
     } else if (message !== null && typeof message === 'object') {
