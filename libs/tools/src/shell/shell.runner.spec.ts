@@ -229,6 +229,15 @@ describe('runShellCommand', () => {
     });
   });
 
+  it('skips a file over maxFileBytes that kept its old size but changed (the limit was lowered since)', async () => {
+    const result = await run("printf 'y%.0s' $(seq 1 20) > old-big.txt", { 'old-big.txt': 'x'.repeat(20) }, { maxFileBytes: 10 });
+    expect(result.changes).toEqual({
+      writes: [],
+      deletes: [],
+      skipped: [{ path: 'old-big.txt', reason: '20 bytes or more, over the 10-byte limit per file' }],
+    });
+  });
+
   it('skips symbolic links and special files without following them', async () => {
     const result = await run('ln -s a.txt link.txt; ln -s /etc outside; rm b.txt && ln -s a.txt b.txt; mkfifo pipe', { 'a.txt': 'a', 'b.txt': 'b' });
     expect(result.changes).toEqual({

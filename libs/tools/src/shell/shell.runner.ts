@@ -398,13 +398,16 @@ async function readText(full: Buffer, relative: string, before: string | undefin
     if (stat.size > maxFileBytes && !sameSize) {
       return { ok: false, reason: `${stat.size} bytes, over the ${maxFileBytes}-byte limit per file` };
     }
-    const bytes = await handle.readFile();
+    // At most one byte past what could be kept: a process still writing to the file (one that left
+    // the command's process group) cannot make this read grow.
+    const bytes = await readAtMost(handle, Math.max(maxFileBytes, beforeBytes?.length ?? 0) + 1);
     if (beforeBytes !== undefined && bytes.equals(beforeBytes)) {
       // Unchanged, even if it would not pass the checks below (e.g. the limit was lowered since).
       return { ok: false };
     }
     if (bytes.length > maxFileBytes) {
-      return { ok: false, reason: `${bytes.length} bytes, over the ${maxFileBytes}-byte limit per file` };
+      // Only part of it was read: the size it had when looked at, or more if it grew since.
+      return { ok: false, reason: `${Math.max(stat.size, bytes.length)} bytes or more, over the ${maxFileBytes}-byte limit per file` };
     }
     if (bytes.includes(0)) {
       return { ok: false, reason: 'not text (contains NUL bytes)' };
@@ -419,6 +422,20 @@ async function readText(full: Buffer, relative: string, before: string | undefin
   } finally {
     await handle.close();
   }
+}
+
+/** The file's first `most` bytes (all of it when shorter). */
+async function readAtMost(handle: fs.FileHandle, most: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(most);
+  let filled = 0;
+  while (filled < most) {
+    const { bytesRead } = await handle.read(buffer, filled, most - filled, filled);
+    if (bytesRead === 0) {
+      break;
+    }
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
 }
 
 /** Best effort: a folder the command made unreadable is opened up and the removal tried again. */
