@@ -144,5 +144,5 @@ function waitReason(slot: Exclude<SlotResult, { status: 'ok' }>): string {
 /** When a job kept from its endpoint looks again: after the pause, or about when its turn could come; spread out. */
 function retryAt(slot: Exclude<SlotResult, { status: 'ok' }>): number {
   const spread = Math.random();
-  return slot.status === 'paused' ? slot.until + Math.round(spread * 1000) : Date.now() + Math.round(slot.retryInMs * (0.5 + spread));
+  return Date.now() + (slot.status === 'paused' ? slot.retryInMs + Math.round(spread * 1000) : Math.round(slot.retryInMs * (0.5 + spread)));
 }

@@ -6,7 +6,7 @@
 -- ARGV[1] delivery id  ARGV[2] now (epoch ms; empty: Redis's clock)  ARGV[3] how long until the slot lapses unless given back first (a crashed sender's; ms)
 -- ARGV[4] most deliveries in flight at once  ARGV[5] failures in a row after which the endpoint is paused
 -- ARGV[6] how long a waiter counts without looking again (ms: it was given up or its endpoint deleted)
--- Result: {'ok'} | {'paused', until (epoch ms)} | {'busy', average duration of a try (ms), deliveries waiting, in flight at most now}
+-- Result: {'ok'} | {'paused', until (epoch ms), ms left until then} | {'busy', average duration of a try (ms), deliveries waiting, in flight at most now}
 -- Redis's clock, not the caller's: a host whose clock runs ahead must not free other hosts' live slots.
 local now = tonumber(ARGV[2])
 if not now then
@@ -18,7 +18,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local health = redis.call('HMGET', KEYS[2], 'failures', 'pausedUntil', 'avgMs')
 local pausedUntil = tonumber(health[2] or '0')
 if pausedUntil > now then
-  return {'paused', pausedUntil}
+  return {'paused', pausedUntil, pausedUntil - now}
 end
 local most = tonumber(health[1] or '0') >= tonumber(ARGV[5]) and 1 or tonumber(ARGV[4])
 -- A delivery taking its slot again (its try was cut short) does not count against itself.

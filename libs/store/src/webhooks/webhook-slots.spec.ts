@@ -61,7 +61,7 @@ describe("an endpoint's sending slots", () => {
     expect(await slots.give('acme', 'wh', 'd1', false, 10, T0)).toEqual({ failures: 1, pausedUntil: null });
     expect(await slots.give('acme', 'wh', 'd2', false, 10, T0)).toEqual({ failures: 2, pausedUntil: null });
     expect(await slots.give('acme', 'wh', 'd3', false, 10, T0)).toEqual({ failures: 3, pausedUntil: T0 + 1_000 });
-    expect(await slots.take('acme', 'wh', 'd4', T0 + 500)).toEqual({ status: 'paused', until: T0 + 1_000 });
+    expect(await slots.take('acme', 'wh', 'd4', T0 + 500)).toEqual({ status: 'paused', until: T0 + 1_000, retryInMs: 500 });
 
     // Past the pause, one try finds out.
     expect(await slots.take('acme', 'wh', 'd4', T0 + 1_001)).toEqual({ status: 'ok' });
@@ -101,6 +101,9 @@ describe("an endpoint's sending slots", () => {
     const until = taken.status === 'paused' ? taken.until : 0;
     expect(until).toBeGreaterThanOrEqual(before + 1_000);
     expect(until).toBeLessThanOrEqual((await redisNow()) + 1_000);
+    // How long to wait is told as such: this host's clock (an hour ahead here) would read `until` as past.
+    expect(taken.status === 'paused' ? taken.retryInMs : 0).toBeGreaterThan(0);
+    expect(taken.status === 'paused' ? taken.retryInMs : 0).toBeLessThanOrEqual(1_000);
   });
 
   it('an endpoint given a new address, or turned back on, starts with no failures and no pause', async () => {
@@ -114,7 +117,7 @@ describe("an endpoint's sending slots", () => {
       for (let n = 1; n <= 3; n++) {
         await slots.give('acme', id, `d${n}`, false, 10, T0);
       }
-      expect(await slots.take('acme', id, 'd4', T0 + 1)).toEqual({ status: 'paused', until: T0 + 1_000 });
+      expect(await slots.take('acme', id, 'd4', T0 + 1)).toEqual({ status: 'paused', until: T0 + 1_000, retryInMs: 999 });
       await endpoints.update('acme', id, (current) => ({ ...current, description: 'renamed' }));
       expect(await slots.take('acme', id, 'd4', T0 + 1)).toMatchObject({ status: 'paused' });
       await endpoints.update('acme', id, (current) => ({ ...current, url: 'https://hooks.example.com/b' }));

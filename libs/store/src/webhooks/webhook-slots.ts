@@ -13,8 +13,11 @@ export interface EndpointGuard {
   slotLapseMs: number;
 }
 
-/** `busy`: look again in `retryInMs`, about when this delivery's turn could come. */
-export type SlotResult = { status: 'ok' } | { status: 'paused'; until: number } | { status: 'busy'; retryInMs: number };
+/**
+ * `busy`: look again in `retryInMs`, about when this delivery's turn could come. `paused`: until
+ * `until` by Redis's clock, which is `retryInMs` from now (wait that long: this host's clock may differ).
+ */
+export type SlotResult = { status: 'ok' } | { status: 'paused'; until: number; retryInMs: number } | { status: 'busy'; retryInMs: number };
 
 export interface SlotReturn {
   failures: number;
@@ -50,7 +53,7 @@ export class WebhookSlots {
     )) as [string, number?, number?, number?];
     switch (status) {
       case 'paused':
-        return { status: 'paused', until: Number(value) };
+        return { status: 'paused', until: Number(value), retryInMs: Number(waiting) };
       case 'busy': {
         // Ahead of it, about `waiting` deliveries sent `most` at a time, each taking the average try.
         const turn = Math.max(50, Number(value ?? 0)) * Math.max(1, Number(waiting ?? 1) / Number(most ?? this.guard.inFlight));
