@@ -173,6 +173,22 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.violations).toEqual([]);
   });
 
+  it('counts the tries per model call: calls that each pass within the budget never add up to failing the run', async () => {
+    const overloaded = { streamError: { type: 'overloaded_error', message: 'Overloaded' } };
+    fake.setResponder([
+      overloaded,
+      overloaded,
+      { toolCalls: [{ name: 'write_file', input: { path: 'a.txt', content: 'one' } }] },
+      overloaded,
+      overloaded,
+      { toolCalls: [{ name: 'finish', input: { summary: 'through' } }] },
+    ]);
+    const runId = await stack.startRun('asker');
+    const done = await stack.waitForStatus(runId, ['finished', 'failed']);
+    expect(done.run).toMatchObject({ status: 'finished', summary: 'through' });
+    expect(fake.requests).toHaveLength(6);
+  });
+
   it('does not try a step again when the API refuses the request for good', async () => {
     fake.setResponder(() => ({ status: 400, error: { type: 'invalid_request_error', message: 'prompt is too long' } }));
     const runId = await stack.startRun('asker');

@@ -14,8 +14,8 @@ export const RunJobSchema = z.strictObject({
   tenant: TenantIdSchema,
   runId: EntityIdSchema,
   wake: z.int().min(0),
-  /** Times this job's step was put off because its model call failed in a way that may pass. */
-  modelRetries: z.int().min(0).optional(),
+  /** Times the model call of turn `turn` (the run's model turns before it) failed in a way that may pass, and was put off. */
+  modelRetry: z.strictObject({ turn: z.int().min(0), count: z.int().min(1) }).optional(),
 });
 export type RunJob = z.infer<typeof RunJobSchema>;
 

@@ -33,4 +33,4 @@ export type AdvanceOutcome =
   /** The worker is shutting down: the run went back to the queue between two steps. */
   | { status: 'released' }
   /** The model call failed in a way that may pass: the run went back to the queue, to be tried again in `retryInMs`. */
-  | { status: 'retry'; retryInMs: number; modelRetries: number };
+  | { status: 'retry'; retryInMs: number; modelRetry: { turn: number; count: number } };

@@ -19,8 +19,8 @@ interface Held {
   run: Run;
   agent: AgentDefinition;
   log: HeldLog;
-  /** Times this job's step was already put off for a model call that failed retryably. */
-  modelRetries: number;
+  /** The model call this job already put off after it failed retryably, and how often. */
+  modelRetry: RunJob['modelRetry'];
 }
 
 /** The longest wait before a step whose model call failed is tried again. */
@@ -83,9 +83,9 @@ export class RunEngine {
       const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
       if (run.agentDigest && this.agentsForRun) {
         const agents = await this.agentsForRun(run);
-        return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, { run, log, modelRetries: job.modelRetries ?? 0 }, nothingWaiting, shutdown);
+        return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, { run, log, modelRetry: job.modelRetry }, nothingWaiting, shutdown);
       }
-      return await this.hold(lease, { run, log, modelRetries: job.modelRetries ?? 0 }, nothingWaiting, shutdown);
+      return await this.hold(lease, { run, log, modelRetry: job.modelRetry }, nothingWaiting, shutdown);
     } catch (error) {
       // Handed back: the job's next attempt takes the run at once, not once the lease runs out, and
       // after its last attempt the run can be marked failed (one held under a live lease is left alone).
@@ -189,7 +189,7 @@ export class RunEngine {
       if (conversation.iterations >= agent.limits.max_iterations) {
         return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
       }
-      const stepped = await this.callModel(lease, view, held.modelRetries, signal, shutdown);
+      const stepped = await this.callModel(lease, view, held.modelRetry, signal, shutdown);
       if (stepped) {
         return stepped;
       }
@@ -197,7 +197,7 @@ export class RunEngine {
   }
 
   /** One model turn, recorded in the log with its events. Returns an outcome only when the loop stops. */
-  private async callModel(lease: Lease, view: RunView, modelRetries: number, signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
+  private async callModel(lease: Lease, view: RunView, putOff: RunJob['modelRetry'], signal: AbortSignal, shutdown?: AbortSignal): Promise<AdvanceOutcome | null> {
     const { store } = this.resources;
     const { run, agent, stage, conversation } = view;
     const deltas = new DeltaEmitter(store.runs, lease);
@@ -217,15 +217,19 @@ export class RunEngine {
         return shutdown?.aborted ? this.release(lease) : { status: 'lost' };
       }
       if (isModelError(error)) {
+        // Counted per model call: the turn a call would record is the run's next (`iterations`).
+        const turn = conversation.iterations;
+        const spent = putOff?.turn === turn ? putOff.count : 0;
         const { steps, firstDelayMs } = this.resources.modelRetry;
-        if (error.retryable && modelRetries < steps) {
+        if (error.retryable && spent < steps) {
           // The turn was not recorded: asking again later is safe. Jittered, so that runs an
           // overload failed together do not all come back at once.
-          const delay = Math.min(LONGEST_MODEL_RETRY_MS, firstDelayMs * 2 ** modelRetries);
+          const delay = Math.min(LONGEST_MODEL_RETRY_MS, firstDelayMs * 2 ** spent);
+          this.resources.logger.warn({ runId: lease.runId, tenant: lease.tenant, err: error.message, kind: error.kind, tries: spent + 1 }, 'model call failed; the step is tried again later');
           const handedBack = await this.release(lease);
-          return handedBack.status === 'released' ? { status: 'retry', retryInMs: Math.round(delay * (0.8 + Math.random() * 0.4)), modelRetries: modelRetries + 1 } : handedBack;
+          return handedBack.status === 'released' ? { status: 'retry', retryInMs: Math.round(delay * (0.8 + Math.random() * 0.4)), modelRetry: { turn, count: spent + 1 } } : handedBack;
         }
-        const tries = error.retryable ? ` (the step was tried ${modelRetries + 1} times)` : '';
+        const tries = error.retryable ? ` (the call was tried ${spent + 1} times)` : '';
         return this.end(lease, run, { status: 'failed', reason: 'model_error', error: `${error.message}${tries}` });
       }
       throw error;

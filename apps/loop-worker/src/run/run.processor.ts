@@ -72,7 +72,8 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       throw new DelayedError();
     }
     if (outcome.status === 'retry') {
-      await job.updateData({ ...payload, modelRetries: outcome.modelRetries });
+      // The count is only a budget: should it not be saved, the call is retried from a lower count.
+      await job.updateData({ ...payload, modelRetry: outcome.modelRetry }).catch((error: unknown) => this.logger.warn(`could not save a run job's model retries: ${String(error)}`));
       await job.moveToDelayed(Date.now() + outcome.retryInMs, token);
       throw new DelayedError();
     }
