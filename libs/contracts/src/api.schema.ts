@@ -49,8 +49,8 @@ export const AnswerBodySchema = z.strictObject({
 });
 export type AnswerBody = z.infer<typeof AnswerBodySchema>;
 
-/** Where a listing of runs goes on from: the `next` of the page before (`<created ms>:<run id>`). */
-export const RunsCursorSchema = z.string().regex(/^\d{1,16}:[A-Za-z0-9_-]{1,64}$/, 'must be the "next" of a previous page');
+/** Where a listing of runs goes on from: the `next` of the page before (`<created ms>.<runs of that ms passed>`). */
+export const RunsCursorSchema = z.string().regex(/^\d{1,16}\.\d{1,9}$/, 'must be the "next" of a previous page');
 
 export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),

@@ -132,56 +132,52 @@ export class RunRepository {
    */
   async list(tenant: string, filter: { status?: RunStatus; owner?: string; limit: number; after?: string }): Promise<RunPage> {
     const index = this.ctx.keys.runIndex(tenant);
-    const runs: Array<{ run: Run; cursor: string }> = [];
+    const kept: Array<{ run: Run; after: IndexPosition }> = [];
     const batch = Math.max(filter.limit, 50);
-    const first = filter.after ? await this.rankAfter(index, filter.after) : 0;
-    let lastSeen: string | null = null;
+    let at = filter.after ? parsePosition(filter.after) : START;
     let looked = 0;
-    for (let start = first; runs.length < filter.limit && looked < LISTING_SCAN_LIMIT; start += batch) {
-      const ids = await this.ctx.redis.zrevrange(index, start, start + batch - 1, 'WITHSCORES');
-      if (ids.length === 0) {
-        lastSeen = null;
+    let ended = false;
+    while (kept.length < filter.limit && looked < LISTING_SCAN_LIMIT) {
+      // By score (creation ms) and a count into the runs of that ms: runs started meanwhile, newer,
+      // shift nothing, so a listing read over several calls gives each run once.
+      const rows = await this.ctx.redis.zrevrangebyscore(index, at.score, '-inf', 'WITHSCORES', 'LIMIT', at.skip, batch);
+      if (rows.length === 0) {
+        ended = true;
         break;
       }
+      const page: Array<{ id: string; score: string }> = [];
       const pipeline = this.ctx.redis.pipeline();
-      const page: Array<{ id: string; cursor: string }> = [];
-      for (let i = 0; i < ids.length; i += 2) {
-        page.push({ id: ids[i], cursor: `${ids[i + 1]}:${ids[i]}` });
-        pipeline.hgetall(this.ctx.keys.run(tenant, ids[i]));
+      for (let i = 0; i < rows.length; i += 2) {
+        page.push({ id: rows[i], score: rows[i + 1] });
+        pipeline.hgetall(this.ctx.keys.run(tenant, rows[i]));
       }
       const replies = (await pipeline.exec()) ?? [];
       const gone: string[] = [];
       replies.forEach(([, hash], i) => {
         const h = hash as Record<string, string>;
+        const { id, score } = page[i];
         if (!h.status) {
-          gone.push(page[i].id);
+          // Removed below, so it is not counted into its ms.
+          gone.push(id);
+          at = at.score === score ? at : { score, skip: 0 };
           return;
         }
-        const run = toRun(tenant, page[i].id, h);
+        at = at.score === score ? { score, skip: at.skip + 1 } : { score, skip: 1 };
+        const run = toRun(tenant, id, h);
         if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
-          runs.push({ run, cursor: page[i].cursor });
+          kept.push({ run, after: at });
         }
       });
-      lastSeen = page[page.length - 1].cursor;
       looked += page.length;
       if (gone.length > 0) {
         await this.ctx.redis.zrem(index, ...gone);
-        start -= gone.length;
       }
     }
-    const kept = runs.slice(0, filter.limit);
-    // Full: the next page starts after the last run given. Short: after the last entry looked at,
-    // unless the index ended (lastSeen is then null).
-    const next = runs.length >= filter.limit ? kept[kept.length - 1].cursor : lastSeen;
-    return { runs: kept.map(({ run }) => run), next };
-  }
-
-  /** The index rank right after a cursor's run; that run may have left the index since (retention). */
-  private async rankAfter(index: string, cursor: string): Promise<number> {
-    const split = cursor.indexOf(':');
-    const [score, runId] = [cursor.slice(0, split), cursor.slice(split + 1)];
-    const rank = await this.ctx.redis.zrevrank(index, runId);
-    return rank === null ? this.ctx.redis.zcount(index, `(${score}`, '+inf') : rank + 1;
+    const given = kept.slice(0, filter.limit);
+    // Full: the next page starts after the last run given. Short: after the last entry looked at
+    // (a position, naming no run the caller may not see), unless the index ended.
+    const next = kept.length >= filter.limit ? given[given.length - 1].after : ended ? null : at;
+    return { runs: given.map(({ run }) => run), next: next && formatPosition(next) };
   }
 
   async readLog(tenant: string, runId: string): Promise<LogEntry[]> {
@@ -427,4 +423,22 @@ export class RunRepository {
         return { status: status as 'requested' | 'stale' };
     }
   }
+}
+
+/** Where a listing of runs stands in the run index: past `skip` runs of creation ms `score` ('+inf': the start). */
+interface IndexPosition {
+  score: string;
+  skip: number;
+}
+
+const START: IndexPosition = { score: '+inf', skip: 0 };
+
+function formatPosition({ score, skip }: IndexPosition): string {
+  return `${score}.${skip}`;
+}
+
+/** The cursor's shape is checked at the edge (RunsCursorSchema). */
+function parsePosition(cursor: string): IndexPosition {
+  const [score, skip] = cursor.split('.');
+  return { score, skip: Number(skip) };
 }
