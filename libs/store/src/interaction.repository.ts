@@ -168,8 +168,11 @@ export class InteractionRepository {
   async listForRun(tenant: string, runId: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
     const found: Interaction[] = [];
     const logKey = this.ctx.keys.runLog(tenant, runId);
-    for (let end = -1; found.length < limit && -end <= LISTING_SCAN_LIMIT; end -= LOG_PAGE) {
-      const lines = await this.ctx.redis.lrange(logKey, end - LOG_PAGE + 1, end);
+    // From the end as it stands now: the log only grows, so entries appended meanwhile shift nothing.
+    const length = await this.ctx.redis.llen(logKey);
+    const oldest = Math.max(0, length - LISTING_SCAN_LIMIT);
+    for (let end = length - 1; found.length < limit && end >= oldest; end -= LOG_PAGE) {
+      const lines = await this.ctx.redis.lrange(logKey, Math.max(oldest, end - LOG_PAGE + 1), end);
       const ids: string[] = [];
       for (const line of lines.reverse()) {
         const entry = JSON.parse(line) as LogEntry;
@@ -179,9 +182,6 @@ export class InteractionRepository {
         }
       }
       found.push(...(await this.load(tenant, ids)).filter(keep));
-      if (lines.length < LOG_PAGE) {
-        break;
-      }
     }
     return found.slice(0, limit).reverse();
   }
