@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import jwt from 'jsonwebtoken';
 import { parse } from 'yaml';
 import { io, type Socket } from 'socket.io-client';
@@ -250,6 +251,20 @@ describe('bodies that are not JSON', () => {
     expectError(suffixed, 400, 'validation_failed', ['priority']);
     // No body at all is no body to refuse, whatever the Content-Type says.
     expectError(await raw('POST', '/v1/runs', { headers: { ...auth, ...text } }), 400, 'validation_failed', ['expected object']);
+    // Nor is an empty chunked body that declares no type, as streaming clients send for a POST without one.
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(`${stack.url}/v1/runs/${randomUUID()}/stop`, { method: 'POST', headers: { authorization: auth.authorization, 'transfer-encoding': 'chunked' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(chunked).toBe(404);
+    // A browser on another origin reads the 415 (its CORS headers come before any body check).
+    const crossOrigin = await fetch(`${stack.url}/v1/runs`, { method: 'POST', headers: { ...auth, ...text, origin: 'https://app.example.com' }, body: start });
+    expect(crossOrigin.status).toBe(415);
+    expect(crossOrigin.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
   });
 });
 

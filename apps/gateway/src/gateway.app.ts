@@ -20,6 +20,8 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
     bodyParser: false,
     logger: new PinoNestLogger(logger),
   });
+  // First, so that every reply, the errors of the body checks below included, carries its CORS headers.
+  app.enableCors({ origin: true });
   // A body that is not JSON is a 415 before it is read, rather than a body the parser skips.
   app.use(rejectNonJsonBodies);
   app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true, type: JSON_MEDIA_TYPES });
@@ -36,7 +38,6 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
   });
   // What Node's HTTP parser refuses (e.g. headers over 16 KiB) gets a JSON error body too.
   answerClientErrors(app.getHttpServer());
-  app.enableCors({ origin: true });
   // Bull Board for platform operators at /admin/queues.
   mountBullBoard(app);
   // The web console at / (static files and client routes); /v1, /healthz and socket.io are untouched.

@@ -15,9 +15,13 @@ export function rejectNonJsonBodies(req: Request, _res: Response, next: NextFunc
   next(METHODS_WITH_BODIES.has(req.method) && carriesBody(req) && !req.is(JSON_MEDIA_TYPES) ? notJsonError(req.headers['content-type']) : undefined);
 }
 
-/** An empty body (Content-Length: 0, as fetch sends for a POST without one) is no body. */
+/**
+ * An empty body (Content-Length: 0, as fetch sends for a POST without one) is no body. A chunked one
+ * counts only with a Content-Type: streaming clients send a POST without a body as an empty chunked
+ * one, and which it is shows only once it is read (a chunked body with none is left to the route).
+ */
 function carriesBody(req: Request): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  return Number(req.headers['content-length'] ?? 0) > 0 || (req.headers['transfer-encoding'] !== undefined && req.headers['content-type'] !== undefined);
 }
 
 /** Enough of a refused Content-Type to recognise it; a header may be kilobytes long. */
