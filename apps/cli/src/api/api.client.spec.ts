@@ -30,6 +30,17 @@ describe('ApiClient', () => {
     expect(list.calls[0].url).toBe('http://gw:1/v1/runs?status=waiting&limit=5');
   });
 
+  it('follows a short page of runs with its next, until the limit is found or the listing ends', async () => {
+    const pages: Record<string, unknown> = {
+      first: { runs: [], next: '1700.0' },
+      '1700.0': { runs: [{ ...runFixture, id: 'r1' }], next: '1600.3' },
+      '1600.3': { runs: [{ ...runFixture, id: 'r2' }], next: null },
+    };
+    const { api, calls } = client((call) => json(200, pages[new URL(call.url).searchParams.get('after') ?? 'first']));
+    expect((await api.listRuns({ status: 'waiting', limit: 3 })).map((run) => run.id)).toEqual(['r1', 'r2']);
+    expect(calls.map((call) => new URL(call.url).search)).toEqual(['?status=waiting&limit=3', '?status=waiting&limit=3&after=1700.0', '?status=waiting&limit=2&after=1600.3']);
+  });
+
   it('calls the approval routes', async () => {
     const { api, calls } = client((call) => {
       if (call.url.includes('safe-commands')) {

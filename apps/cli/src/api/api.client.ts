@@ -28,7 +28,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 const AgentsReply = z.object({ agents: z.array(AgentSummarySchema) });
 const RunReply = z.object({ run: RunSchema });
-const RunsReply = z.object({ runs: z.array(RunSchema) });
+/** The gateway's own default for GET /v1/runs. */
+const DEFAULT_RUNS_LIMIT = 50;
+/** Calls one listing of runs makes at most (each looks at up to 10,000 runs). */
+const LISTING_CALLS = 20;
+const RunsReply = z.object({ runs: z.array(RunSchema), next: z.string().nullish() });
 const RunDetailReply = z.object({ run: RunSchema, interaction: InteractionSchema.nullish() });
 const EventsReply = z.object({ events: z.array(RawEventSchema) });
 const LogReply = z.object({ entries: z.array(LogEntrySchema) });
@@ -74,8 +78,24 @@ export class ApiClient {
     return (await this.request('POST', '/v1/runs', RunReply, { body })).run;
   }
 
+  /**
+   * Up to `limit` runs (the gateway's default: 50), newest first. A filtered listing may come back
+   * short with a `next` to go on from (the gateway looks at 10,000 runs per call): it is followed,
+   * for at most LISTING_CALLS calls.
+   */
   async listRuns(query: { status?: RunStatus; limit?: number } = {}): Promise<Run[]> {
-    return (await this.request('GET', '/v1/runs', RunsReply, { query })).runs;
+    const limit = query.limit ?? DEFAULT_RUNS_LIMIT;
+    const runs: Run[] = [];
+    let after: string | undefined;
+    for (let call = 0; call < LISTING_CALLS && runs.length < limit; call++) {
+      const page = await this.request('GET', '/v1/runs', RunsReply, { query: { ...query, limit: limit - runs.length, ...(after ? { after } : {}) } });
+      runs.push(...page.runs);
+      if (!page.next) {
+        break;
+      }
+      after = page.next;
+    }
+    return runs;
   }
 
   async getRun(runId: string): Promise<{ run: Run; interaction?: Interaction }> {

@@ -19,8 +19,22 @@ export class HttpClient {
     return this.request('GET', '/v1/agents');
   }
 
-  runs(limit = 100): Promise<{ runs: Run[] }> {
-    return this.request('GET', `/v1/runs?limit=${limit}`);
+  /**
+   * The newest `limit` runs the signed-in user may see. A member's listing may come back short with a
+   * `next` (the gateway looks at 10,000 runs per call): it is followed, for at most 20 calls.
+   */
+  async runs(limit = 100): Promise<{ runs: Run[] }> {
+    const runs: Run[] = [];
+    let after: string | null = null;
+    for (let call = 0; call < 20 && runs.length < limit; call++) {
+      const page: { runs: Run[]; next: string | null } = await this.request('GET', `/v1/runs?limit=${limit - runs.length}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
+      runs.push(...page.runs);
+      after = page.next;
+      if (!after) {
+        break;
+      }
+    }
+    return { runs };
   }
 
   run(id: string): Promise<{ run: Run; interaction?: Interaction }> {
