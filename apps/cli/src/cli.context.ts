@@ -4,7 +4,7 @@ import type { TokenClaims } from '@parley/contracts';
 import { loadConfig, signToken } from '@parley/platform';
 import { ApiClient } from './api/api.client';
 import { UsageError } from './cli.errors';
-import { escapeControls } from './format/text';
+import { escapeControls, escapeJsonControls } from './format/text';
 
 /** Everything the CLI touches of its process, so tests can run it in-process. */
 export interface CliIo {
@@ -86,9 +86,9 @@ export class CliContext {
     return new ApiClient(baseUrl, token);
   }
 
-  /** Human output has its control characters escaped (it quotes what models and users wrote); JSON escapes its own. */
+  /** Output quotes what models and users wrote: its control characters are escaped (in JSON, as \u escapes). */
   write(text: string): void {
-    this.io.stdout.write(this.json ? text : escapeControls(text));
+    this.io.stdout.write(this.json ? escapeJsonControls(text) : escapeControls(text));
   }
 
   line(text = ''): void {

@@ -931,6 +931,19 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(gateway.subscribes).toEqual([]);
     });
 
+    it('-f prints the end of a run that ended between reading its events and looking it up', async () => {
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      gateway.onGetRun = (id) => {
+        gateway.onGetRun = () => undefined;
+        gateway.finish(id, 'just then');
+      };
+      const session = cli('logs', run.id, '-f');
+      expect(await session.exit).toBe(0);
+      expect(session.out).toMatch(/run\.finished\s+finish: just then$/m);
+      expect(session.err).toBe('');
+    });
+
     it('-f stops when the run ends while it subscribes: with a note when its end was trimmed, else with the end printed once', async () => {
       expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
       const run = await startedRun();

@@ -42,7 +42,11 @@ export function registerLogsCommand(program: Command, action: ActionFactory): vo
         // The end event may have been trimmed from the stream: then only the run's status says it is over.
         const { run } = await api.getRun(runId);
         if (isTerminalStatus(run.status)) {
-          ctx.warn(trimmedEnd(runId, run.status));
+          // It may have ended just now, after the pages above were read: its last events are there.
+          await printPages(api, runId, log);
+          if (!log.ended) {
+            ctx.warn(trimmedEnd(runId, run.status));
+          }
           return EXIT.ok;
         }
         await followUntilEnd(ctx, api, runId, log);

@@ -7,7 +7,7 @@ import { EXIT } from '../cli.errors';
 import { errorMessage } from '../errors.describe';
 import { formatClaimChange, formatDiscarded, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from '../format/event.format';
 import { formatActor, formatClaim, formatResolution, respondHint } from '../format/interaction.format';
-import { brief, escapeControls } from '../format/text';
+import { brief, escapeControls, escapeJsonControls } from '../format/text';
 import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
@@ -71,7 +71,7 @@ export class RunFollower {
       return;
     }
     if (this.deps.json) {
-      this.deps.stdout.write(`${JSON.stringify(raw)}\n`);
+      this.deps.stdout.write(`${escapeJsonControls(JSON.stringify(raw))}\n`);
     }
     const event = parseEvent(raw);
     if (event === undefined) {

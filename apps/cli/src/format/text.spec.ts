@@ -1,5 +1,5 @@
 import { CapturedOutput } from '../testing/cli.harness';
-import { brief, escapeControls, truncate } from './text';
+import { brief, escapeControls, escapeJsonControls, truncate } from './text';
 import { TextOutput } from './text.output';
 
 describe('brief', () => {
@@ -46,5 +46,14 @@ describe('TextOutput', () => {
     out.text('\x1b[2J');
     out.line('\u202eevil');
     expect(stream.text).toBe('\\x1b[2J\n\\u202eevil\n');
+  });
+});
+
+describe('escapeJsonControls', () => {
+  it('escapes what JSON leaves raw and a terminal acts on, keeping the JSON the same', () => {
+    const value = { text: 'del\u007f c1\u009b[2J bidi\u202eevil tab\tnewline\n é' };
+    const out = escapeJsonControls(JSON.stringify(value));
+    expect(out).toBe('{"text":"del\\u007f c1\\u009b[2J bidi\\u202eevil tab\\tnewline\\n é"}');
+    expect(JSON.parse(out)).toEqual(value);
   });
 });

@@ -40,6 +40,14 @@ function safeStringify(value: unknown): string {
 const TERMINAL_UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text that is safe to write to a terminal: unsafe characters become visible escapes (`\x1b`, `\u202e`); CRLF becomes LF. */
+/**
+ * JSON text with what JSON.stringify leaves raw and a terminal would act on (DEL, C1 controls, bidi
+ * marks) as \u escapes: they occur only inside strings, so the JSON means the same.
+ */
+export function escapeJsonControls(json: string): string {
+  return json.replace(TERMINAL_UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function escapeControls(text: string): string {
   return text.replace(/\r\n/g, '\n').replace(TERMINAL_UNSAFE, (char) => {
     const code = char.charCodeAt(0);

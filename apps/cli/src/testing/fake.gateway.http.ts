@@ -50,6 +50,7 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
           return reply(200, { runs });
         }
         case 'GET v1/runs/:id': {
+          this.onGetRun(id);
           const run = this.mustGetRun(id);
           const open = [...this.interactions.values()].find((interaction) => interaction.runId === id && interaction.status === 'open');
           return reply(200, open === undefined ? { run } : { run, interaction: open });

@@ -66,6 +66,8 @@ export abstract class FakeGatewayState {
   holdStops = false;
   onRunStarted: (run: Run) => void = () => undefined;
   onAnswered: (interaction: Interaction) => void = () => undefined;
+  /** Called before GET /v1/runs/:id answers, with the run id. */
+  onGetRun: (runId: string) => void = () => undefined;
   /** The next this-many answers are refused with 422 whatever they say. */
   rejectAnswers = 0;
   /** Misbehave by replaying from the start on every subscribe, to prove the client dedupes. */
