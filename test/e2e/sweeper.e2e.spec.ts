@@ -131,7 +131,6 @@ describe('sweeper', () => {
     const store = new ParleyStore(connection, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 });
     const statuses = (await store.events.readRun(tenant(), runId, 0, 100)).filter((e) => e.type === 'run.status').map((e) => (e.data as { status: string }).status);
     expect(statuses.join(' ')).toContain('running queued running queued running queued running queued running queued failed');
-    expect(await stack.interactions!.get(RunSweeper).sweep()).toMatchObject({ requeued: 0, revived: 0, failed: 0 });
     expect(await job?.getState()).toBe('failed');
   }, 60_000);
 

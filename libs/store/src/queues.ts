@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { QUEUES, jobIds, type DeadlineJob, type RunJob, type ScheduleJob } from '@parley/contracts';
+import { canonicalJson } from '@parley/tools';
 
 const KEEP: JobsOptions = {
   removeOnComplete: { age: 3600, count: 1000 },
@@ -108,8 +109,8 @@ export class ParleyQueues {
       registered !== undefined &&
       registered.pattern === schedule.cron &&
       registered.tz === schedule.timezone &&
-      canonicalJson(registered.template?.data) === canonicalJson(schedule.data) &&
-      canonicalJson(registered.template?.opts) === canonicalJson(SCHEDULE_JOB_OPTIONS)
+      canonicalJson(registered.template?.data ?? null) === canonicalJson(schedule.data) &&
+      canonicalJson(registered.template?.opts ?? null) === canonicalJson(SCHEDULE_JOB_OPTIONS)
     );
   }
 
@@ -124,11 +125,3 @@ export class ParleyQueues {
   }
 }
 
-/** JSON with every object's keys sorted, so two values compare equal whatever order their keys were written in. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value ?? null, (_key, inner: unknown) =>
-    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
-}

@@ -29,6 +29,23 @@ export class RunControl {
   }
 
   /**
+   * Marks failed (`internal_error`) a run whose job ran out of attempts. Unfenced: a run nobody
+   * advances is ended; one parked by another job, or held under a live lease, is in good hands and
+   * answers `lost`. `missing`: the run is gone (its retention is over).
+   */
+  async failExhausted(tenant: string, runId: string, error: string): Promise<EndResult | { status: 'missing' }> {
+    const run = await this.store.runs.get(tenant, runId);
+    if (!run) {
+      return { status: 'missing' };
+    }
+    return this.end(
+      { tenant, runId, owner: run.owner, token: '' },
+      { status: 'failed', reason: 'internal_error', error },
+      { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
+    );
+  }
+
+  /**
    * A queued run gets its job (again): the job id comes from the wake counter, so a repeat is a
    * no-op. This repairs a step that changed a run's state in Redis and died before its enqueue.
    */

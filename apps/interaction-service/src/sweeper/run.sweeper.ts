@@ -191,16 +191,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
    * (or could not reach Redis). Unfenced: a run someone advances again meanwhile is left alone.
    */
   private async failRun(tenant: string, runId: string, jobId: string): Promise<boolean> {
-    const run = await this.store.runs.get(tenant, runId);
-    if (!run) {
-      return false;
-    }
     const job = await this.queues.runs.getJob(jobId);
-    const ended = await this.control.end(
-      { tenant, runId, owner: run.owner, token: '' },
-      { status: 'failed', reason: 'internal_error', error: job?.failedReason || 'its job ran out of attempts' },
-      { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
-    );
+    const ended = await this.control.failExhausted(tenant, runId, job?.failedReason || 'its job ran out of attempts');
     if (ended.status !== 'ended') {
       return false;
     }

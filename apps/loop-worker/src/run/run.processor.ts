@@ -109,17 +109,10 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       return;
     }
     const { tenant, runId } = payload.data;
-    const run = await this.store.runs.get(tenant, runId);
-    if (!run) {
+    const ended = await this.control.failExhausted(tenant, runId, error.message);
+    if (ended.status === 'missing') {
       return;
     }
-    // Unfenced, end-run ends only a run nobody advances: one parked by another job, or held under a
-    // live lease by another worker (this job lost its lock), is in good hands and answers 'lost'.
-    const ended = await this.control.end(
-      { tenant: run.tenant, runId: run.id, owner: run.owner, token: '' },
-      { status: 'failed', reason: 'internal_error', error: error.message },
-      { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
-    );
     if (ended.status === 'ended') {
       this.logger.error({ msg: 'run failed: its job ran out of attempts', tenant, runId, err: error.message });
     } else {
