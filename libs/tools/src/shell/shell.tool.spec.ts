@@ -121,7 +121,7 @@ describe('executeShellTool', () => {
     expect(workspace.files.has('other.txt')).toBe(false);
   });
 
-  it('says so when the file changes are rejected, and changes nothing', async () => {
+  it('says so when the file changes are rejected, changes nothing, and replays that to a retried step', async () => {
     workspace = new MemoryShellWorkspace(100);
     workspace.files.set('keep.txt', 'keep');
     const result = await run({ command: "rm keep.txt; head -c 200 /dev/zero | tr '\\0' y > big.txt; echo done" }, 'e-full');
@@ -134,7 +134,11 @@ describe('executeShellTool', () => {
       stderr: '',
     });
     expect(Object.fromEntries(workspace.files)).toEqual({ 'keep.txt': 'keep' });
-    expect(workspace.results.has('e-full')).toBe(false);
+    // Recorded with no change: a step retried after it gets the same result, the command not run again.
+    expect(workspace.results.get('e-full')).toBe(result.content);
+    workspace.calls.length = 0;
+    expect(await run({ command: 'echo again > again.txt' }, 'e-full')).toEqual(result);
+    expect(workspace.calls).toEqual(['recorded e-full']);
   });
 
   it('refuses file changes past the workspace limit before reading them all, and commits nothing', async () => {
@@ -152,7 +156,8 @@ describe('executeShellTool', () => {
       stdout: 'done\n',
       stderr: '',
     });
-    expect(workspace.calls).toEqual(['recorded e-over', 'snapshot']);
+    expect(workspace.calls).toEqual(['recorded e-over', 'snapshot', 'commit e-over']);
+    expect(workspace.results.get('e-over')).toBe(result.content);
     expect(Object.fromEntries(workspace.files)).toEqual({ 'keep.txt': 'keep' });
   });
 

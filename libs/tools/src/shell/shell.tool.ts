@@ -62,7 +62,7 @@ export async function executeShellTool(call: ShellToolCall): Promise<ToolResult>
   const run = await runShellCommand(checked.value.command, await workspace.snapshot(), limits);
   const { changes } = run;
   if ('refused' in changes) {
-    return notKept(run, changes.refused);
+    return notKept(workspace, effectId, run, changes.refused);
   }
   const { writes, deletes } = changes;
   const outcome = await workspace.commit(effectId, { writes, deletes }, JSON.stringify(resultOf(run, changes)));
@@ -71,13 +71,18 @@ export async function executeShellTool(call: ShellToolCall): Promise<ToolResult>
     case 'replayed':
       return fromRecorded(outcome.result);
     case 'rejected':
-      return notKept(run, outcome.error);
+      return notKept(workspace, effectId, run, outcome.error);
   }
 }
 
-/** Nothing is committed, so nothing is recorded either: a retried step runs the command again. */
-function notKept(run: ShellRun, reason: string): ToolResult {
-  return failure({ error: `the command ran (${describeEnd(run)}) but its file changes were not kept: ${reason}`, ...outputOf(run) });
+/**
+ * The command ran but its file changes are not kept: that result is recorded under the effect id
+ * (with no change), so a step retried after it replays it instead of running the command again.
+ */
+async function notKept(workspace: ShellWorkspace, effectId: string, run: ShellRun, reason: string): Promise<ToolResult> {
+  const result = failure({ error: `the command ran (${describeEnd(run)}) but its file changes were not kept: ${reason}`, ...outputOf(run) });
+  const recorded = await workspace.commit(effectId, { writes: [], deletes: [] }, result.content);
+  return recorded.status === 'rejected' ? result : fromRecorded(recorded.result);
 }
 
 /** The result the model reads: small, with false flags and signal-less ends left out. */
