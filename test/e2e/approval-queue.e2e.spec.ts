@@ -155,6 +155,13 @@ describe('the admin approval queue', () => {
         error: { code: 'validation_failed' },
       });
       expect((await stack.http('POST', '/v1/approvals/missing-id/claim', undefined, admin1())).status).toBe(404);
+      // A member's claim is refused for its role before its message is read, as over HTTP.
+      const member = await stack.connect(alice());
+      try {
+        expect(await member.socket.timeout(10_000).emitWithAck('claim', { interactionId: 'nope', extra: 1 })).toMatchObject({ error: { code: 'forbidden' } });
+      } finally {
+        member.close();
+      }
     });
   });
 });

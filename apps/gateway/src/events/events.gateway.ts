@@ -34,7 +34,7 @@ import { metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, SOCKET_REFRESH_MS } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { toErrorReply } from '../http/error.filter';
-import { InteractionsService } from '../interactions/interactions.service';
+import { InteractionsService, requireClaimer } from '../interactions/interactions.service';
 import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
 import { closeAtExpiry } from './socket.expiry';
@@ -298,6 +298,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   @SubscribeMessage(SOCKET.claim)
   async claim(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ interaction: Interaction }>> {
     return this.reply('claim', async () => {
+      // The role first, as over HTTP: a member's claim is a 403 whatever its message holds.
+      requireClaimer(data(socket).user);
       const message = parseOrThrow(ClaimMessageSchema, body, 'claim message');
       return { interaction: await this.interactions.claim(data(socket).user, message.interactionId, message.release) };
     });
