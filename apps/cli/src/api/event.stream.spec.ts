@@ -109,6 +109,17 @@ describe('EventStream', () => {
     expect(fatal).toBeUndefined();
   });
 
+  it('gives up after too many refusals in a row, with the last refusal', async () => {
+    for (let n = 0; n < 4; n++) {
+      gateway.refuseConnections.push(new RateLimitedError('sockets', 0, 'tenant dev is at its limit of 1 sockets'));
+    }
+    let fatal: Error | undefined;
+    open({ retryDelay: { firstMs: 5, maxMs: 10 }, maxRefusals: 3, onFatal: (error) => (fatal = error) });
+    await waitUntil(() => fatal !== undefined);
+    expect(fatal).toMatchObject({ code: 'rate_limited', message: 'tenant dev is at its limit of 1 sockets' });
+    expect(gateway.refuseConnections).toHaveLength(0);
+  });
+
   it('refuses to answer while disconnected so the caller can use HTTP', async () => {
     const url = gateway.url;
     await gateway.stop();

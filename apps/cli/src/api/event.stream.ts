@@ -13,6 +13,7 @@ const MAX_INITIAL_ATTEMPTS = 3;
  */
 const RETRYABLE_REFUSALS: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
 const DEFAULT_RETRY_DELAY = { firstMs: 1000, maxMs: 30_000 };
+const DEFAULT_MAX_REFUSALS = 20;
 
 const RetryAfterSchema = z.object({ retryAfterSecs: z.number().min(0) });
 
@@ -35,6 +36,8 @@ export interface EventStreamOptions {
   ackTimeoutMs?: number;
   /** Backoff after a retryable refusal: doubles from `firstMs` up to `maxMs` (the gateway's retryAfterSecs wins when longer). */
   retryDelay?: { firstMs: number; maxMs: number };
+  /** Retryable refusals in a row after which the stream gives up (default 20: about 8 minutes). */
+  maxRefusals?: number;
 }
 
 /** The socket cannot carry a request right now; the caller should use HTTP instead. */
@@ -199,6 +202,11 @@ export class EventStream {
 
   /** Connects again after a backoff; the first refusal of a streak is reported, the rest are quiet. */
   private retryLater(refusal: ApiError): void {
+    // Not for ever: the run may have ended meanwhile, and nothing would tell this stream.
+    if (this.refusals >= (this.options.maxRefusals ?? DEFAULT_MAX_REFUSALS)) {
+      this.fatal(refusal);
+      return;
+    }
     const { firstMs, maxMs } = this.options.retryDelay ?? DEFAULT_RETRY_DELAY;
     const backoff = Math.min(maxMs, firstMs * 2 ** this.refusals);
     const retryAfter = RetryAfterSchema.safeParse(refusal.details);
