@@ -42,11 +42,7 @@ export function registerLogsCommand(program: Command, action: ActionFactory): vo
         // The end event may have been trimmed from the stream: then only the run's status says it is over.
         const { run } = await api.getRun(runId);
         if (isTerminalStatus(run.status)) {
-          // It may have ended just now, after the pages above were read: its last events are there.
-          await printPages(api, runId, log);
-          if (!log.ended) {
-            ctx.warn(trimmedEnd(runId, run.status));
-          }
+          await printEnded(ctx, api, runId, log, run.status);
           return EXIT.ok;
         }
         await followUntilEnd(ctx, api, runId, log);
@@ -90,8 +86,15 @@ async function printPages(api: ApiClient, runId: string, log: EventLog): Promise
   }
 }
 
-function trimmedEnd(runId: string, status: RunStatus): string {
-  return `run ${runId} has ended (${status}); its last events were trimmed from the event stream`;
+/**
+ * The run has ended: what is left of its events (it may have ended just after the last page was
+ * read), and a note when its end event is not among them (trimmed from the stream).
+ */
+async function printEnded(ctx: CliContext, api: ApiClient, runId: string, log: EventLog, status: RunStatus): Promise<void> {
+  await printPages(api, runId, log);
+  if (!log.ended) {
+    ctx.warn(`run ${runId} has ended (${status}); its last events were trimmed from the event stream`);
+  }
 }
 
 /**
@@ -112,10 +115,7 @@ function followUntilEnd(ctx: CliContext, api: ApiClient, runId: string, log: Eve
       if (log.ended || !isTerminalStatus(run.status)) {
         return;
       }
-      await printPages(api, runId, log);
-      if (!log.ended) {
-        ctx.warn(trimmedEnd(runId, run.status));
-      }
+      await printEnded(ctx, api, runId, log, run.status);
       done();
     };
     const stream: EventStream = new EventStream({
