@@ -251,16 +251,22 @@ describe('bodies that are not JSON', () => {
     expectError(suffixed, 400, 'validation_failed', ['priority']);
     // No body at all is no body to refuse, whatever the Content-Type says.
     expectError(await raw('POST', '/v1/runs', { headers: { ...auth, ...text } }), 400, 'validation_failed', ['expected object']);
-    // Nor is an empty chunked body that declares no type, as streaming clients send for a POST without one.
-    const chunked = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest(`${stack.url}/v1/runs/${randomUUID()}/stop`, { method: 'POST', headers: { authorization: auth.authorization, 'transfer-encoding': 'chunked' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
+    // A chunked body that declares no type (as streaming clients send) is read as JSON: empty, it is no
+    // body; with content, it must be JSON.
+    const chunked = (path: string, content: string) =>
+      new Promise<Reply>((resolve, reject) => {
+        const request = httpRequest(`${stack.url}${path}`, { method: 'POST', headers: { authorization: auth.authorization, 'transfer-encoding': 'chunked' } }, (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (piece: string) => (text += piece));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+        });
+        request.on('error', reject);
+        request.end(content);
       });
-      request.on('error', reject);
-      request.end();
-    });
-    expect(chunked).toBe(404);
+    expect((await chunked(`/v1/runs/${randomUUID()}/stop`, '')).status).toBe(404);
+    expectError(await chunked('/v1/runs', JSON.stringify({ agent: 'demo', task: 'plan', priority: 5 })), 400, 'validation_failed', ['priority']);
+    expectError(await chunked('/v1/runs', 'agent=demo'), 400, 'bad_request');
     // A browser on another origin reads the 415 (its CORS headers come before any body check).
     const crossOrigin = await fetch(`${stack.url}/v1/runs`, { method: 'POST', headers: { ...auth, ...text, origin: 'https://app.example.com' }, body: start });
     expect(crossOrigin.status).toBe(415);

@@ -11,7 +11,7 @@ import { BoundedIoAdapter } from './http/bounded-io.adapter';
 import { answerClientErrors } from './http/client-errors';
 import { toErrorReply } from './http/error.filter';
 import { rejectDeepBodies } from './http/input-bounds';
-import { JSON_MEDIA_TYPES, rejectNonJsonBodies } from './http/json-bodies';
+import { readsAsJson, rejectNonJsonBodies } from './http/json-bodies';
 
 /** Builds the gateway (HTTP /v1 + socket.io /v1) without listening; callers pick the port. */
 export async function createGateway(config: ParleyConfig): Promise<NestExpressApplication> {
@@ -24,7 +24,7 @@ export async function createGateway(config: ParleyConfig): Promise<NestExpressAp
   app.enableCors({ origin: true });
   // A body that is not JSON is a 415 before it is read, rather than a body the parser skips.
   app.use(rejectNonJsonBodies);
-  app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true, type: JSON_MEDIA_TYPES });
+  app.useBodyParser('json', { limit: LIMITS.bodyBytes, strict: true, type: readsAsJson });
   // A body nested deeper than MAX_NESTING_DEPTH is a 400 before any route (or the auth guard) runs.
   app.use(rejectDeepBodies);
   // Body parser failures (malformed JSON, oversize) happen before Nest's filters see the request.

@@ -21,12 +21,13 @@ export class HttpClient {
 
   /**
    * The newest `limit` runs the signed-in user may see. A member's listing may come back short with a
-   * `next` (the gateway looks at 10,000 runs per call): it is followed, for at most 20 calls.
+   * `next` (the gateway looks at 10,000 runs per call). The page reloads on every change of a run, so
+   * `next` is followed only while nothing was found, for at most 3 calls.
    */
   async runs(limit = 100): Promise<{ runs: Run[] }> {
     const runs: Run[] = [];
     let after: string | null = null;
-    for (let call = 0; call < 20 && runs.length < limit; call++) {
+    for (let call = 0; call < 3 && runs.length === 0; call++) {
       const page: { runs: Run[]; next: string | null } = await this.request('GET', `/v1/runs?limit=${limit - runs.length}${after ? `&after=${encodeURIComponent(after)}` : ''}`);
       runs.push(...page.runs);
       after = page.next;

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { ParleyStore } from './store';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+describe('listing runs in pages', () => {
+  let redis: Redis;
+  let store: ParleyStore;
+
+  beforeEach(() => {
+    redis = new Redis(REDIS_URL);
+    store = new ParleyStore(redis, { prefix: `rl-${randomUUID()}`, eventsMaxLen: 100, retentionSecs: 600, leaseMs: 1000 });
+  });
+
+  afterEach(async () => {
+    for await (const keys of redis.scanStream({ match: `${store.ctx.keys.runIndex('acme').split('{')[0]}*`, count: 1000 })) {
+      if ((keys as string[]).length > 0) {
+        await redis.del(...(keys as string[]));
+      }
+    }
+    await redis.quit();
+  });
+
+  /** Index entries by creation ms; `gone` ones have no run hash (their retention is over). */
+  async function index(entries: Array<{ id: string; ms: number; gone?: boolean; owner?: string }>): Promise<void> {
+    const pipeline = redis.pipeline();
+    for (const { id, ms, gone, owner } of entries) {
+      pipeline.zadd(store.ctx.keys.runIndex('acme'), ms, id);
+      if (!gone) {
+        pipeline.hset(store.ctx.keys.run('acme', id), 'status', 'finished', 'owner', owner ?? 'ann', 'agent', 'a', 'task', 't', 'trigger', 'api', 'createdAt', ms, 'updatedAt', ms);
+      }
+    }
+    await pipeline.exec();
+  }
+
+  async function all(limit: number, owner?: string): Promise<{ ids: string[]; cursors: string[] }> {
+    const ids: string[] = [];
+    const cursors: string[] = [];
+    let after: string | undefined;
+    for (let call = 0; call < 50; call++) {
+      const page = await store.runs.list('acme', { limit, ...(owner ? { owner } : {}), ...(after ? { after } : {}) });
+      ids.push(...page.runs.map((run) => run.id));
+      if (page.next === null) {
+        return { ids, cursors };
+      }
+      cursors.push(page.next);
+      after = page.next;
+    }
+    throw new Error('the listing never ended');
+  }
+
+  it('gives each run once, newest first, through runs of the same millisecond and gone entries, whatever the page size', async () => {
+    // Same ms: listed in reverse order of their ids.
+    const entries = [
+      { id: 'a', ms: 100 },
+      { id: 'b', ms: 100, gone: true },
+      { id: 'c', ms: 100 },
+      { id: 'd', ms: 100 },
+      { id: 'e', ms: 90, gone: true },
+      { id: 'f', ms: 80 },
+      { id: 'g', ms: 80 },
+      { id: 'h', ms: 70, gone: true },
+    ];
+    const live = ['d', 'c', 'a', 'g', 'f'];
+    for (const limit of [1, 2, 3, 5, 10]) {
+      await redis.del(store.ctx.keys.runIndex('acme'));
+      await index(entries);
+      expect({ limit, ids: (await all(limit)).ids }).toEqual({ limit, ids: live });
+    }
+    // Gone entries were dropped from the index as they were met.
+    expect(await redis.zrange(store.ctx.keys.runIndex('acme'), 0, -1)).toEqual(['f', 'g', 'a', 'c', 'd']);
+  });
+
+  it("a filtered listing's cursor is a position, and runs started after the first page are not in the later ones", async () => {
+    await index([
+      { id: 'mine-1', ms: 10, owner: 'carol' },
+      { id: 'x', ms: 20 },
+      { id: 'y', ms: 30 },
+      { id: 'mine-2', ms: 40, owner: 'carol' },
+    ]);
+    const first = await store.runs.list('acme', { limit: 1, owner: 'carol' });
+    expect(first.runs.map((run) => run.id)).toEqual(['mine-2']);
+    expect(first.next).toBe('40.1');
+    await index([{ id: 'mine-3', ms: 50, owner: 'carol' }]);
+    const rest = await store.runs.list('acme', { limit: 5, owner: 'carol', after: first.next! });
+    expect(rest).toMatchObject({ runs: [{ id: 'mine-1' }], next: null });
+    expect((await all(1, 'carol')).cursors).toEqual(['50.1', '40.1', '10.1']);
+  });
+});
