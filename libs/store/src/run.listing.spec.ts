@@ -69,7 +69,7 @@ describe('listing runs in pages', () => {
       expect({ limit, ids: (await all(limit)).ids }).toEqual({ limit, ids: live });
     }
     // Gone entries were dropped from the index as they were met.
-    expect(await redis.zrange(store.ctx.keys.runIndex('acme'), 0, -1)).toEqual(['f', 'g', 'a', 'c', 'd']);
+    expect(await redis.zrange(store.ctx.keys.runIndex('acme'), '0', '-1')).toEqual(['f', 'g', 'a', 'c', 'd']);
   });
 
   it("a filtered listing's cursor is a position, and runs started after the first page are not in the later ones", async () => {
