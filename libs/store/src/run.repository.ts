@@ -1,5 +1,6 @@
-import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, RunStatus, WaitReason } from '@parley/contracts';
-import { LISTING_SCAN_LIMIT, NO_DEADLINE_SCORE, interactionFields, interactionFor } from './interaction.repository';
+import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, WaitReason } from '@parley/contracts';
+import { NO_DEADLINE_SCORE, interactionFields, interactionFor } from './interaction.repository';
+import { listRuns, type RunListFilter, type RunPage } from './run.listing';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
@@ -26,12 +27,6 @@ export type AppendResult = { status: 'ok'; length: number; previousSha1: string 
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
 /** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
-/** A page of a listing of runs; `next` is where the following page starts (null: the listing is over). */
-export interface RunPage {
-  runs: Run[];
-  next: string | null;
-}
-
 export interface ParentWake {
   runId: string;
   wake: number;
@@ -124,60 +119,9 @@ export class RunRepository {
     return agent === null ? null : { tenant, agent, ...(agentDigest ? { agentDigest } : {}) };
   }
 
-  /**
-   * Newest first, from `after` (the `next` of the page before) on. A filter (a status, a member's own)
-   * reads the index a page at a time until `limit` runs are kept, over {@link LISTING_SCAN_LIMIT}
-   * entries at most per call: `next` is where the following call goes on from, null at the end.
-   * Index entries of runs past their retention are dropped as they are met.
-   */
-  async list(tenant: string, filter: { status?: RunStatus; owner?: string; limit: number; after?: string }): Promise<RunPage> {
-    const index = this.ctx.keys.runIndex(tenant);
-    const kept: Array<{ run: Run; after: IndexPosition }> = [];
-    const batch = Math.max(filter.limit, 50);
-    let at = filter.after ? parsePosition(filter.after) : START;
-    let looked = 0;
-    let ended = false;
-    while (kept.length < filter.limit && looked < LISTING_SCAN_LIMIT) {
-      // By score (creation ms) and a count into the runs of that ms: runs started meanwhile, newer,
-      // shift nothing, so a listing read over several calls gives each run once.
-      const rows = await this.ctx.redis.zrevrangebyscore(index, at.score, '-inf', 'WITHSCORES', 'LIMIT', at.skip, batch);
-      if (rows.length === 0) {
-        ended = true;
-        break;
-      }
-      const page: Array<{ id: string; score: string }> = [];
-      const pipeline = this.ctx.redis.pipeline();
-      for (let i = 0; i < rows.length; i += 2) {
-        page.push({ id: rows[i], score: rows[i + 1] });
-        pipeline.hgetall(this.ctx.keys.run(tenant, rows[i]));
-      }
-      const replies = (await pipeline.exec()) ?? [];
-      const gone: string[] = [];
-      replies.forEach(([, hash], i) => {
-        const h = hash as Record<string, string>;
-        const { id, score } = page[i];
-        if (!h.status) {
-          // Removed below, so it is not counted into its ms.
-          gone.push(id);
-          at = at.score === score ? at : { score, skip: 0 };
-          return;
-        }
-        at = at.score === score ? { score, skip: at.skip + 1 } : { score, skip: 1 };
-        const run = toRun(tenant, id, h);
-        if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
-          kept.push({ run, after: at });
-        }
-      });
-      looked += page.length;
-      if (gone.length > 0) {
-        await this.ctx.redis.zrem(index, ...gone);
-      }
-    }
-    const given = kept.slice(0, filter.limit);
-    // Full: the next page starts after the last run given. Short: after the last entry looked at
-    // (a position, naming no run the caller may not see), unless the index ended.
-    const next = kept.length >= filter.limit ? given[given.length - 1].after : ended ? null : at;
-    return { runs: given.map(({ run }) => run), next: next && formatPosition(next) };
+  /** Newest first, from `after` (the `next` of the page before) on: see {@link listRuns}. */
+  list(tenant: string, filter: RunListFilter): Promise<RunPage> {
+    return listRuns(this.ctx, tenant, filter);
   }
 
   async readLog(tenant: string, runId: string): Promise<LogEntry[]> {
@@ -423,22 +367,4 @@ export class RunRepository {
         return { status: status as 'requested' | 'stale' };
     }
   }
-}
-
-/** Where a listing of runs stands in the run index: past `skip` runs of creation ms `score` ('+inf': the start). */
-interface IndexPosition {
-  score: string;
-  skip: number;
-}
-
-const START: IndexPosition = { score: '+inf', skip: 0 };
-
-function formatPosition({ score, skip }: IndexPosition): string {
-  return `${score}.${skip}`;
-}
-
-/** The cursor's shape is checked at the edge (RunsCursorSchema). */
-function parsePosition(cursor: string): IndexPosition {
-  const [score, skip] = cursor.split('.');
-  return { score, skip: Number(skip) };
 }
