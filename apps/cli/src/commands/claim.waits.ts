@@ -47,6 +47,24 @@ export class ClaimWaits {
     }
   }
 
+  /** The interaction as it stands now says whether the claim it was set aside for still holds. */
+  recheck(current: Interaction, subject: string | undefined): void {
+    if (!this.has(current.id)) {
+      return;
+    }
+    if (current.status !== 'open') {
+      // Its interaction.resolved event says how.
+      this.drop(current.id);
+      return;
+    }
+    const others = othersLiveClaim(current.claim, subject);
+    if (others === undefined) {
+      this.release(current.id);
+    } else {
+      this.renew(current.id, others);
+    }
+  }
+
   /** The interaction was resolved (or the run ended): it never comes back. */
   drop(id: string): void {
     this.forget(id);

@@ -1,13 +1,14 @@
 import type { Writable } from 'node:stream';
 import { z } from 'zod';
-import type { AnswerBody, EndReason, EventData, Interaction, ParleyEvent } from '@parley/contracts';
+import type { AnswerBody, EventData, Interaction, ParleyEvent } from '@parley/contracts';
 import { ApiError } from '../api/api.error';
 import { parseEvent, type RawEvent } from '../api/event.parse';
 import { EXIT } from '../cli.errors';
 import { errorMessage } from '../errors.describe';
-import { formatClaimChange, formatDiscarded, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from '../format/event.format';
+import { formatClaimChange } from '../format/event.format';
 import { formatActor, formatClaim, formatResolution, respondHint } from '../format/interaction.format';
-import { brief, escapeControls, escapeJsonControls } from '../format/text';
+import { explainEnd, narration } from '../format/run.narration';
+import { escapeControls, escapeJsonControls } from '../format/text';
 import { TextOutput } from '../format/text.output';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { EndOfInputError, PromptCancelledError } from '../prompt/line.reader';
@@ -121,33 +122,19 @@ export class RunFollower {
         }
         return;
       case 'stage.entered':
-        this.human(`── ${formatStageMove(event.data.stage, event.data.from)}`);
-        return;
       case 'checkpoint.proceeded':
-        this.human(`↷ ${formatProceeded(event.data)}`);
-        return;
       case 'message.received':
-        this.human(`✉ message from ${formatActor(event.data.by)}: ${brief(event.data.text, 200)}`);
-        return;
       case 'message.injected':
-        this.human(`✉ ${formatInjected(event.data.messageIds.length)}`);
-        return;
       case 'message.discarded':
-        this.human(`✉ ${formatDiscarded(event.data.messageIds.length)}`);
+      case 'child.started':
+      case 'child.ended':
+      case 'tool.call':
+      case 'tool.result':
+        this.human(narration(event));
         return;
       case 'document.updated':
         // The checkpoint that follows shows the document; nothing to say on its own.
         return;
-      case 'child.started': {
-        const { agent, childRunId } = event.data;
-        this.human(`⇢ sub-agent ${agent} started as run ${childRunId} (follow it with: parley logs ${childRunId} -f)`);
-        return;
-      }
-      case 'child.ended': {
-        const { childRunId, status, reason } = event.data;
-        this.human(`⇠ sub-agent run ${childRunId} ${status} (${reason})`);
-        return;
-      }
       case 'message.delta':
         if (!this.deps.json) {
           this.out.text(event.data.text);
@@ -162,12 +149,6 @@ export class RunFollower {
           this.human(event.data.text);
         }
         this.streamed = false;
-        return;
-      case 'tool.call':
-        this.human(formatToolCall(event.data.name, event.data.input));
-        return;
-      case 'tool.result':
-        this.human(formatToolResult(event.data.name, event.data.isError, event.data.content));
         return;
       case 'interaction.opened':
         this.opened(event.data.interaction);
@@ -248,26 +229,10 @@ export class RunFollower {
 
   /** The claim may have ended before the interaction was set aside (its release event already came and went). */
   private async recheckClaim(id: string): Promise<void> {
-    let current: Interaction;
-    try {
-      current = await this.deps.lookup(id);
-    } catch {
-      // The claim's lapse brings it back anyway.
-      return;
-    }
-    if (!this.claimed.has(id)) {
-      return;
-    }
-    if (current.status !== 'open') {
-      // Its interaction.resolved event says how.
-      this.claimed.drop(id);
-      return;
-    }
-    const others = othersLiveClaim(current.claim, this.deps.subject);
-    if (others === undefined) {
-      this.claimed.release(id);
-    } else {
-      this.claimed.renew(id, others);
+    // Should the lookup fail, the claim's lapse brings it back anyway.
+    const current = await this.deps.lookup(id).catch(() => undefined);
+    if (current !== undefined) {
+      this.claimed.recheck(current, this.deps.subject);
     }
   }
 
@@ -425,22 +390,5 @@ export class RunFollower {
     this.out.breakLine();
     this.notes.breakLine();
     this.deps.stderr.write(`${escapeControls(line)}\n`);
-  }
-}
-
-/** Ends whose reason alone says little get a few words of explanation. */
-function explainEnd(reason: EndReason): string {
-  switch (reason) {
-    case 'needs_input':
-      return ' — it needs information only a person can give';
-    case 'checkpoint_expired':
-      return ' — a checkpoint that needed a person expired';
-    case 'finish':
-    case 'no_tool_calls':
-    case 'max_iterations':
-    case 'cancelled':
-    case 'model_error':
-    case 'internal_error':
-      return '';
   }
 }
