@@ -1,19 +1,12 @@
 import type { Prompt } from '@parley/contracts';
 import { UsageError } from '../cli.errors';
+import { shellApprovalPrompt } from '../testing/interaction.fixture';
 import { answerFromFlags, hasAnswerFlags, type AnswerFlags } from './respond.options';
 
 const none: AnswerFlags = { choice: [], approve: false, deny: false };
 const choice: Prompt = { kind: 'multiple_choice', prompt: 'p', options: [{ label: 'a' }, { label: 'b' }, { label: 'c' }], multi: false };
 const multi: Prompt = { ...choice, multi: true };
-const shell: Prompt = {
-  kind: 'tool_approval',
-  prompt: 'Run shell command: ls && git status',
-  tool: 'shell',
-  input: { command: 'ls && git status' },
-  telling: { label: 'command', value: 'ls && git status' },
-  stage: 'build',
-  grant: { reusable: true, keys: ['shell:cmd:ls', 'shell:cmd:git status'], description: '`ls` and `git status` (any arguments)' },
-};
+const shell: Prompt = shellApprovalPrompt('ls && git status', { reusable: true, keys: ['shell:cmd:ls', 'shell:cmd:git status'], description: '`ls` and `git status` (any arguments)' });
 const risky: Prompt = { ...shell, grant: { reusable: false, reason: 'This command offers no reusable grant: it uses command substitution ($(...)).' } };
 const write: Prompt = {
   kind: 'tool_approval',

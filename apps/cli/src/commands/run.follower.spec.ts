@@ -3,6 +3,7 @@ import { ApiError } from '../api/api.error';
 import { CapturedOutput, waitFor } from '../testing/cli.harness';
 import type { InteractionPrompter } from '../prompt/interaction.prompter';
 import { PromptCancelledError } from '../prompt/line.reader';
+import { shellApprovalPrompt } from '../testing/interaction.fixture';
 import { RunFollower } from './run.follower';
 
 const interaction = (id: string, prompt: Prompt = { kind: 'free_text', prompt: `question ${id}` }): Interaction => ({
@@ -245,15 +246,7 @@ describe('RunFollower', () => {
 
   describe('approvals another admin has claimed', () => {
     const approval = (id: string): Interaction => ({
-      ...interaction(id, {
-        kind: 'tool_approval',
-        prompt: 'Run shell command: make test',
-        tool: 'shell',
-        input: { command: 'make test' },
-        telling: { label: 'command', value: 'make test' },
-        stage: 'build',
-        grant: { reusable: false, reason: 'no' },
-      }),
+      ...interaction(id, shellApprovalPrompt('make test')),
       waitReason: 'approval',
     });
     const claimConflict = (until: string) =>

@@ -1,4 +1,5 @@
 import type { AuditEntry, Interaction, Run, ScheduleInfo } from '@parley/contracts';
+import { shellApprovalPrompt } from '../testing/interaction.fixture';
 import {
   formatApprovalsTable,
   formatApprover,
@@ -19,15 +20,7 @@ const approval: Interaction = {
   owner: 'cli',
   agent: 'coder',
   waitReason: 'approval',
-  prompt: {
-    kind: 'tool_approval',
-    prompt: 'Run shell command: git push',
-    tool: 'shell',
-    input: { command: 'git push' },
-    telling: { label: 'command', value: 'git push' },
-    stage: 'build',
-    grant: { reusable: true, keys: ['shell:cmd:git push'], description: '`git push` (any arguments)' },
-  },
+  prompt: shellApprovalPrompt('git push', { reusable: true, keys: ['shell:cmd:git push'], description: '`git push` (any arguments)' }),
   status: 'open',
   createdAt: '2030-01-01T11:55:00.000Z',
   deadline: '2030-01-01T12:10:00.000Z',

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { Interaction, Prompt } from '@parley/contracts';
 import { CapturedOutput } from '../testing/cli.harness';
+import { shellApprovalPrompt } from '../testing/interaction.fixture';
 import { InteractionPrompter } from './interaction.prompter';
 import { EndOfInputError, LineReader, PromptCancelledError, type LineSource } from './line.reader';
 
@@ -42,15 +43,7 @@ function setup(lines: string[]) {
 
 const signal = new AbortController().signal;
 
-const shell: Prompt = {
-  kind: 'tool_approval',
-  prompt: 'Run shell command: ls && git status',
-  tool: 'shell',
-  input: { command: 'ls && git status' },
-  telling: { label: 'command', value: 'ls && git status' },
-  stage: 'build',
-  grant: { reusable: true, keys: ['shell:cmd:ls', 'shell:cmd:git status'], description: '`ls` and `git status` (any arguments)' },
-};
+const shell: Prompt = shellApprovalPrompt('ls && git status', { reusable: true, keys: ['shell:cmd:ls', 'shell:cmd:git status'], description: '`ls` and `git status` (any arguments)' });
 const risky: Prompt = {
   ...shell,
   prompt: 'Run shell command: rm -rf $(pwd)',

@@ -1,4 +1,4 @@
-import type { Interaction } from '@parley/contracts';
+import type { Interaction, Prompt } from '@parley/contracts';
 
 /** An interaction of run r1 in tenant dev, open, with `fields` over it: for specs of the CLI. */
 export function interactionFixture(fields: Partial<Interaction> = {}): Interaction {
@@ -14,5 +14,20 @@ export function interactionFixture(fields: Partial<Interaction> = {}): Interacti
     createdAt: 'T',
     deadline: null,
     ...fields,
+  };
+}
+
+type ApprovalPrompt = Extract<Prompt, { kind: 'tool_approval' }>;
+
+/** The approval a shell call of `command` asks for, in stage build, with `grant` (default: none to offer). */
+export function shellApprovalPrompt(command: string, grant: ApprovalPrompt['grant'] = { reusable: false, reason: 'no' }): ApprovalPrompt {
+  return {
+    kind: 'tool_approval',
+    prompt: `Run shell command: ${command}`,
+    tool: 'shell',
+    input: { command },
+    telling: { label: 'command', value: command },
+    stage: 'build',
+    grant,
   };
 }
