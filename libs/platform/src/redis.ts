@@ -1,4 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { BATCHING_CONNECTOR } from './net/batching.connector';
 
 /** A connection to a single Redis or to a Redis Cluster: both speak every command Parley sends. */
 export type RedisClient = Redis | Cluster;
@@ -16,11 +17,11 @@ export interface RedisTarget {
  * A plain URL always opens a single connection; a target with cluster nodes opens an ioredis
  * Cluster, which follows MOVED/ASK redirections and takes its credentials and TLS from REDIS_URL.
  *
- * Only a cluster's command connection auto-pipelines (commands of one tick to one node go as one
- * write): there, commands for many tenants cannot share one pipeline. On a single Redis, Parley's
- * hot paths send a command or two per tick, for which ioredis' pipeline per tick cost more CPU than
- * the writes it saved (bench §2 and §7: about 4% of a cycle); many commands at once go as an
- * explicit pipeline instead (or, on a cluster, as commands of one tick).
+ * Every connection sends the commands of one tick as one write (`BATCHING_CONNECTOR`). Only a
+ * cluster's command connection also auto-pipelines, so that commands of one tick for one node reach
+ * it together: there, commands for many tenants cannot share one explicit pipeline. On a single
+ * Redis, ioredis' pipeline per tick cost more CPU than it saved (bench §2 and §7: about 4% of a
+ * cycle); many commands at once go as an explicit pipeline instead.
  */
 export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: RedisOptions): Redis;
 export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
@@ -31,6 +32,7 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
     enableAutoPipelining: kind === 'command' && cluster,
     lazyConnect: false,
+    Connector: BATCHING_CONNECTOR,
     ...extra,
   };
   if (typeof target === 'string' || !target.redisClusterNodes?.length) {

@@ -1,0 +1,170 @@
+import { createServer, type Server as HttpServer } from 'node:http';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket as TcpSocket } from 'node:net';
+import type { Redis } from 'ioredis';
+import { Server } from 'socket.io';
+import { io, type Socket as ClientSocket } from 'socket.io-client';
+import { waitFor } from '../../../../test/support/wait-for';
+import { createRedis } from '../redis';
+import { batchWritesPerTick } from './write-batching';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `parley-spec-write-batching-${process.pid}`;
+
+/** Counts the system calls a socket's writes make (one per `_write` or `_writev`). */
+function countWrites(tcp: TcpSocket): { count: number } {
+  const counter = { count: 0 };
+  const stream = tcp as unknown as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+  const write = stream._write.bind(tcp);
+  const writev = stream._writev.bind(tcp);
+  stream._write = (...args) => {
+    counter.count++;
+    write(...args);
+  };
+  stream._writev = (...args) => {
+    counter.count++;
+    writev(...args);
+  };
+  return counter;
+}
+
+describe('websocket frames of one tick', () => {
+  let http: HttpServer;
+  let server: Server;
+  let client: ClientSocket;
+  let writes: { count: number } | undefined;
+
+  async function start(batched: boolean, transports: Array<'websocket' | 'polling'>): Promise<void> {
+    http = createServer();
+    http.on('connection', (tcp: TcpSocket) => {
+      if (batched) {
+        batchWritesPerTick(tcp);
+      }
+      writes = countWrites(tcp);
+    });
+    server = new Server(http);
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    client = io(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, { transports, reconnection: false, forceNew: true });
+    await new Promise<void>((resolve) => server.once('connection', () => resolve()));
+    await new Promise<void>((resolve) => (client.connected ? resolve() : client.once('connect', resolve)));
+  }
+
+  afterEach(async () => {
+    client.close();
+    await server.close();
+  });
+
+  async function burst(count: number): Promise<number[]> {
+    const received: number[] = [];
+    client.on('n', (n: number) => received.push(n));
+    const [socket] = await server.fetchSockets();
+    writes!.count = 0;
+    for (let n = 0; n < count; n++) {
+      socket.emit('n', n);
+    }
+    await waitFor(() => received.length === count, { message: `${count} events at the client` });
+    return received;
+  }
+
+  it('go out as one TCP write, in order', async () => {
+    await start(true, ['websocket']);
+    expect(await burst(200)).toEqual([...Array(200).keys()]);
+    // The first frame, then (engine.io sends one batch at a time) the 199 that waited for it.
+    expect(writes!.count).toBeLessThanOrEqual(2);
+  });
+
+  it('(unbatched: a TCP write per frame)', async () => {
+    await start(false, ['websocket']);
+    await burst(200);
+    expect(writes!.count).toBeGreaterThan(100);
+  });
+
+  it('reach a client that upgraded from polling, in order', async () => {
+    await start(true, ['polling', 'websocket']);
+    await waitFor(() => client.io.engine.transport.name === 'websocket', { message: 'the upgrade' });
+    expect(await burst(200)).toEqual([...Array(200).keys()]);
+  });
+
+  it('of consecutive ticks each go out, the later after the earlier', async () => {
+    await start(true, ['websocket']);
+    const received: number[] = [];
+    client.on('n', (n: number) => received.push(n));
+    const [socket] = await server.fetchSockets();
+    for (let n = 0; n < 50; n++) {
+      socket.emit('n', n);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    await waitFor(() => received.length === 50, { message: '50 events at the client' });
+    expect(received).toEqual([...Array(50).keys()]);
+  });
+});
+
+describe('a stream written and ended in the same tick', () => {
+  it('sends everything before it ends', async () => {
+    const chunks: Buffer[] = [];
+    const ended = new Promise<void>((resolve) => {
+      const server = createTcpServer((peer) => {
+        peer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        peer.on('end', () => {
+          server.close();
+          resolve();
+        });
+      }).listen(0, '127.0.0.1', () => {
+        const tcp = connect((server.address() as AddressInfo).port, '127.0.0.1', () => {
+          batchWritesPerTick(tcp);
+          batchWritesPerTick(tcp);
+          tcp.write('a');
+          tcp.write('b');
+          tcp.end('c');
+        });
+      });
+    });
+    await ended;
+    expect(Buffer.concat(chunks).toString()).toBe('abc');
+  });
+});
+
+describe('Redis connections', () => {
+  let redis: Redis;
+
+  beforeEach(() => {
+    redis = createRedis(REDIS_URL);
+  });
+
+  afterEach(async () => {
+    const keys = await redis.keys(`${PREFIX}:*`);
+    if (keys.length > 0) {
+      await redis.del(...keys);
+    }
+    await redis.quit();
+  });
+
+  async function commandsOfOneTick(client: Redis, count: number): Promise<{ replies: unknown[]; writes: number }> {
+    await client.ping();
+    const writes = countWrites(client.stream);
+    const replies = await Promise.all(Array.from({ length: count }, (_, i) => client.incrby(`${PREFIX}:n`, i)));
+    return { replies, writes: writes.count };
+  }
+
+  it('send the commands of one tick as one write, each answered in order', async () => {
+    const { replies, writes } = await commandsOfOneTick(redis, 100);
+    expect(writes).toBe(1);
+    expect(replies).toEqual(Array.from({ length: 100 }, (_, i) => (i * (i + 1)) / 2));
+  });
+
+  it('batch again after a reconnection, and in duplicates', async () => {
+    await redis.ping();
+    const before = redis.stream;
+    const reconnected = new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+    redis.disconnect(true);
+    await reconnected;
+    expect(redis.stream).not.toBe(before);
+    expect((await commandsOfOneTick(redis, 20)).writes).toBe(1);
+
+    const copy = redis.duplicate();
+    try {
+      expect((await commandsOfOneTick(copy, 20)).writes).toBe(1);
+    } finally {
+      await copy.quit();
+    }
+  });
+});
