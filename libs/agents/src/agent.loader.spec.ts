@@ -39,6 +39,13 @@ describe('agent definitions', () => {
     expect(issues([schedule('0 25 * * *')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('expected range 0-23') }]);
     expect(issues([schedule('*/5 9 * *')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('needs 5 or 6 fields') }]);
     expect(issues([schedule('0 0 31 4 *', 'Mars/Olympus')]).map((i) => i.field)).toEqual(['schedules.0.timezone', 'schedules.0.cron']);
+    expect(issues([schedule('@daily'), schedule('@hourly', 'Europe/Berlin', 'hourly'), schedule('@weekdays', undefined, 'weekdays')])).toEqual([]);
+    expect(issues([schedule('@midnight')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('cannot resolve alias') }]);
+    expect(issues([schedule('@daily 5'), schedule(' @weekly', undefined, 'weekly')])).toEqual([
+      { field: 'schedules.0.cron', reason: expect.stringContaining('stands alone') },
+      { field: 'schedules.1.cron', reason: expect.stringContaining('without spaces') },
+    ]);
+    expect(issues([schedule('@DAILY')])).toEqual([{ field: 'schedules.0.cron', reason: expect.stringContaining('in lowercase') }]);
 
     const loaded = validateAgentDefinition(agent([schedule('0 9 * * 1-5', 'Europe/Berlin', 'daily'), schedule('*/5 * * * * *', undefined, 'often'), schedule('0 9 * * MON', 'UTC', 'weekly')]));
     expect(loaded.ok && loaded.definition.schedules.map((s) => s.timezone)).toEqual(['Europe/Berlin', 'UTC', 'UTC']);

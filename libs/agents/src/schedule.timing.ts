@@ -21,9 +21,15 @@ export function scheduleTimingProblems(schedule: Pick<Schedule, 'cron' | 'timezo
   return problems;
 }
 
-/** cron-parser fills in fields left out, so a short pattern would parse as something else than meant. */
+/**
+ * cron-parser fills in fields left out, so a short pattern would parse as something else than
+ * meant. A macro (`@daily`, `@hourly`...) stands alone; the parser tells an unknown one.
+ */
 function fieldCountProblem(cron: string): string | null {
-  return cron.trim().split(/\s+/).length < 5 ? 'needs 5 or 6 fields (minute hour day month weekday, with seconds first when 6)' : null;
+  if (cron.trim().startsWith('@')) {
+    return /^@[a-z]+$/.test(cron) ? null : 'a macro such as @daily stands alone, in lowercase, without spaces';
+  }
+  return cron.trim().split(/\s+/).length < 5 ? 'needs 5 or 6 fields (minute hour day month weekday, with seconds first when 6), or a macro such as @daily' : null;
 }
 
 /** The parser's reason when the pattern has no next firing in that zone, else null. */

@@ -97,8 +97,8 @@ export type Stage = z.infer<typeof StageSchema>;
 
 export const ScheduleSchema = z.strictObject({
   name: NAME,
-  /** Cron pattern (5 fields, or 6 with seconds first), as BullMQ's job schedulers read it. */
-  cron: z.string().min(9).max(100),
+  /** Cron pattern (5 fields, or 6 with seconds first, or a macro such as `@daily`), as BullMQ's job schedulers read it. */
+  cron: z.string().min(1).max(100),
   /** IANA time zone the cron is read in; UTC unless given, so every host fires at the same time. */
   timezone: z.string().min(1).max(64).default('UTC'),
   tenant: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/).max(64),

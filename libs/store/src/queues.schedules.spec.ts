@@ -64,5 +64,11 @@ describe('ParleyQueues.syncSchedules', () => {
     const atTen = { ...inBerlin, cron: '0 10 * * *', data: { agent: 'reporter', schedule: 'daily-too' } };
     expect(await queues.syncSchedules([everySecond, atTen])).toEqual([]);
     expect(await queues.schedules.getJobScheduler(daily.id)).toMatchObject({ pattern: '0 10 * * *', template: { data: atTen.data } });
+
+    // A macro is registered as the scheduler reads it: @hourly fires at the next full hour.
+    const hourly: WantedSchedule = { id: 'sched.reporter.hourly', cron: '@hourly', timezone: 'UTC', data: { agent: 'reporter', schedule: 'hourly' } };
+    expect(await queues.syncSchedules([everySecond, atTen, hourly])).toEqual([]);
+    const next = (await queues.schedules.getJobScheduler(hourly.id))?.next;
+    expect(next).toBe(Math.ceil(Date.now() / 3_600_000) * 3_600_000);
   });
 });
