@@ -17,7 +17,8 @@ export interface RedisTarget {
  * A plain URL always opens a single connection; a target with cluster nodes opens an ioredis
  * Cluster, which follows MOVED/ASK redirections and takes its credentials and TLS from REDIS_URL.
  *
- * Every connection sends the commands of one tick as one write (`BATCHING_CONNECTOR`). Only a
+ * Every connection sends the commands of one tick as one write (`BATCHING_CONNECTOR`; a cluster's
+ * pub/sub connection excepted, which ioredis opens with options of its own). Only a
  * cluster's command connection also auto-pipelines, so that commands of one tick for one node reach
  * it together: there, commands for many tenants cannot share one explicit pipeline. On a single
  * Redis, ioredis' pipeline per tick cost more CPU than it saved (bench §2 and §7: about 4% of a
@@ -32,9 +33,12 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
     enableAutoPipelining: kind === 'command' && cluster,
     lazyConnect: false,
-    Connector: BATCHING_CONNECTOR,
     ...extra,
   };
+  // ioredis takes a Connector over Sentinel: one set here would connect past the sentinels.
+  if (!options.sentinels) {
+    options.Connector ??= BATCHING_CONNECTOR;
+  }
   if (typeof target === 'string' || !target.redisClusterNodes?.length) {
     return new Redis(typeof target === 'string' ? target : target.redisUrl, options);
   }

@@ -98,13 +98,14 @@ describe('websocket frames of one tick', () => {
   });
 });
 
-describe('a stream written and ended in the same tick', () => {
-  it('sends everything before it ends', async () => {
+describe('a stream written and closed in the same tick', () => {
+  /** What the peer of a batched connection receives when `act` writes to it and closes it. */
+  async function received(act: (tcp: TcpSocket) => void): Promise<string> {
     const chunks: Buffer[] = [];
-    const ended = new Promise<void>((resolve) => {
+    await new Promise<void>((resolve) => {
       const server = createTcpServer((peer) => {
         peer.on('data', (chunk: Buffer) => chunks.push(chunk));
-        peer.on('end', () => {
+        peer.on('close', () => {
           server.close();
           resolve();
         });
@@ -112,14 +113,30 @@ describe('a stream written and ended in the same tick', () => {
         const tcp = connect((server.address() as AddressInfo).port, '127.0.0.1', () => {
           batchWritesPerTick(tcp);
           batchWritesPerTick(tcp);
-          tcp.write('a');
-          tcp.write('b');
-          tcp.end('c');
+          act(tcp);
         });
       });
     });
-    await ended;
-    expect(Buffer.concat(chunks).toString()).toBe('abc');
+    return Buffer.concat(chunks).toString();
+  }
+
+  it('sends everything before it ends', async () => {
+    expect(
+      await received((tcp) => {
+        tcp.write('a');
+        tcp.write('b');
+        tcp.end('c');
+      }),
+    ).toBe('abc');
+  });
+
+  it('sends what was written before it is destroyed (a refused websocket upgrade gets its 400)', async () => {
+    expect(
+      await received((tcp) => {
+        tcp.write('HTTP/1.1 400 Bad Request\r\n\r\n');
+        tcp.destroy();
+      }),
+    ).toBe('HTTP/1.1 400 Bad Request\r\n\r\n');
   });
 });
 
@@ -149,6 +166,12 @@ describe('Redis connections', () => {
     const { replies, writes } = await commandsOfOneTick(redis, 100);
     expect(writes).toBe(1);
     expect(replies).toEqual(Array.from({ length: 100 }, (_, i) => (i * (i + 1)) / 2));
+  });
+
+  it('leave a Sentinel setup to ioredis (a connector would connect past the sentinels)', () => {
+    const sentinel = createRedis(REDIS_URL, 'command', { sentinels: [{ host: '127.0.0.1', port: 1 }], name: 'main', lazyConnect: true });
+    expect(sentinel.options.Connector).toBeUndefined();
+    sentinel.disconnect();
   });
 
   it('batch again after a reconnection, and in duplicates', async () => {

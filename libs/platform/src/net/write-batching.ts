@@ -24,10 +24,13 @@ export function batchWritesPerTick(stream: Writable): void {
   }
   target[BATCHED] = true;
   const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  const destroy = stream.destroy.bind(stream);
   let corked = false;
   const flush = (): void => {
-    corked = false;
-    stream.uncork();
+    if (corked) {
+      corked = false;
+      stream.uncork();
+    }
   };
   stream.write = ((...args: unknown[]): boolean => {
     if (!corked && !stream.writableEnded && !stream.destroyed) {
@@ -37,4 +40,12 @@ export function batchWritesPerTick(stream: Writable): void {
     }
     return write(...args);
   }) as Writable['write'];
+  // Written, then destroyed in the same tick (engine.io's 400 to a refused upgrade): what was
+  // written goes out first, as it did unbatched.
+  stream.destroy = (error?: Error): Writable => {
+    if (!stream.destroyed) {
+      flush();
+    }
+    return destroy(error);
+  };
 }
