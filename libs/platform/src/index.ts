@@ -5,4 +5,3 @@ export * from './token';
 export * from './ops/metrics';
 export * from './ops/ops.server';
 export * from './nest-logger';
-export * from './net/write-batching';

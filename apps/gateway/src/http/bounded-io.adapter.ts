@@ -6,7 +6,7 @@ import type { MessageMappingProperties } from '@nestjs/websockets';
 import type { Observable } from 'rxjs';
 import type { Event, Namespace, Server, ServerOptions, Socket } from 'socket.io';
 import { LIMITS, ParleyError, type ErrorBody } from '@parley/contracts';
-import { batchWritesPerTick } from '@parley/platform';
+import { coalesceFrames } from './frame-coalescing';
 import { nestedDeeperThan, tooDeepError } from './input-bounds';
 
 const EVENT_NAME_SHOWN = 64;
@@ -31,9 +31,6 @@ export class BoundedIoAdapter extends IoAdapter {
   ) {
     super(app);
     (this.httpServer as HttpServer).on('connection', (socket: TcpSocket) => {
-      // The events of one tick for one client (a batch engine.io flushes, a burst from Redis) go
-      // out as one system call, not one per websocket frame.
-      batchWritesPerTick(socket);
       this.connections.add(socket);
       socket.once('close', () => this.connections.delete(socket));
     });
@@ -65,7 +62,9 @@ export class BoundedIoAdapter extends IoAdapter {
   }
 
   override createIOServer(port: number, options?: Partial<ServerOptions>): Server {
-    return super.createIOServer(port, { ...options, maxHttpBufferSize: LIMITS.bodyBytes }) as Server;
+    const server = super.createIOServer(port, { ...options, maxHttpBufferSize: LIMITS.bodyBytes }) as Server;
+    coalesceFrames(server);
+    return server;
   }
 
   override bindClientConnect(server: Namespace, callback: (...args: unknown[]) => unknown): void {

@@ -7,15 +7,17 @@ type BatchableStream = Writable & { [BATCHED]?: true };
 /**
  * Everything written to `stream` within one tick of the event loop goes out as one system call.
  *
- * A busy process answers many peers in the same tick: a batch of Redis replies resumes dozens of
- * awaiting steps, each sending its next command; a batch of published events goes to the same
- * websocket client. Node writes each `write()` to the socket at once, a system call per command or
- * frame (a quarter of a loop-worker's CPU). Corked for the rest of the tick, the writes leave
- * together as one `writev` when the tick's callbacks and promise jobs are done, before any I/O is
- * polled, so nothing waits longer than the code already running.
+ * A busy process sends many commands in the same tick: a batch of Redis replies resumes dozens of
+ * awaiting steps, each sending its next command. Node writes each `write()` to the socket at once,
+ * a system call per command (a quarter of a loop-worker's CPU). Corked for the rest of the tick,
+ * the writes leave together as one `writev` when the tick's callbacks and promise jobs are done,
+ * before any I/O is polled, so nothing waits longer than the code already running.
  *
- * Safe to call more than once; nested `cork()`/`uncork()` by the stream's users (ws does) still
- * work, since corks are counted and the outermost one is this tick's.
+ * Not for a connection that gets one write per tick among thousands (a fan-out to websockets):
+ * there it only delays every write to the end of the loop that makes them.
+ *
+ * Safe to call more than once; nested `cork()`/`uncork()` by the stream's users still work, since
+ * corks are counted and the outermost one is this tick's.
  */
 export function batchWritesPerTick(stream: Writable): void {
   const target = stream as BatchableStream;
