@@ -2,25 +2,9 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket as TcpSocket } from 'node:net';
 import { Server } from 'socket.io';
 import { io, type Socket as ClientSocket } from 'socket.io-client';
+import { countWrites } from '../../../../test/support/count-writes';
 import { waitFor } from '../../../../test/support/wait-for';
 import { coalesceFrames } from './frame-coalescing';
-
-/** Counts the TCP writes (system calls) a server-side connection makes. */
-function countWrites(tcp: TcpSocket): { count: number } {
-  const counter = { count: 0 };
-  const stream = tcp as unknown as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
-  const write = stream._write.bind(tcp);
-  const writev = stream._writev.bind(tcp);
-  stream._write = (...args) => {
-    counter.count++;
-    write(...args);
-  };
-  stream._writev = (...args) => {
-    counter.count++;
-    writev(...args);
-  };
-  return counter;
-}
 
 describe('websocket frames sent while a write is under way', () => {
   let http: HttpServer;
