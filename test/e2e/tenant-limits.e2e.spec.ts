@@ -137,6 +137,24 @@ describe('per-tenant limits (Redis-backed, across gateways)', () => {
     }, { message: 'a connection once a slot is free' });
   });
 
+  it('a refused handshake leaves nothing behind: no timer holds its socket until the token expires', async () => {
+    // Only a connected socket is closed at its token's expiry, by a timer of the token's lifetime.
+    const expiryTimers = (calls: Array<[unknown, number?]>) => calls.filter(([, ms]) => (ms ?? 0) > 600_000).length;
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      const first = await connected('refused');
+      await connected('refused');
+      expect(expiryTimers(timers.mock.calls as Array<[unknown, number?]>)).toBe(2);
+      for (let i = 0; i < 5; i++) {
+        expect((await connect('refused')).ok).toBe(false);
+      }
+      expect(expiryTimers(timers.mock.calls as Array<[unknown, number?]>)).toBe(2);
+      first.close();
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
   it('limits hold across gateways', async () => {
     // Sockets: two on the stack's gateway fill the tenant's slots on the second gateway too.
     await connected('multi');

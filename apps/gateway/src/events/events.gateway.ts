@@ -37,7 +37,7 @@ import { toErrorReply } from '../http/error.filter';
 import { InteractionsService, requireClaimer } from '../interactions/interactions.service';
 import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
-import { closeAtExpiry } from './socket.expiry';
+import { closeAt, socketEndsAt } from './socket.expiry';
 import { admits, matches, type Subscription } from './subscription';
 import { writtenOut } from './socket.writes';
 
@@ -100,7 +100,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
           (socket.data as SocketData).user = user;
           (socket.data as SocketData).token = bearer;
           (socket.data as SocketData).keySetToken = bearer !== undefined && decodeProtectedHeader(bearer).alg !== 'HS256';
-          closeAtExpiry(socket, bearer);
+          const endsAt = socketEndsAt(bearer, this.config.jwtClockSkewSecs);
           // A slot in the tenant's connection count (across gateways); past the limit the handshake is refused.
           const slot = `${this.instanceId}:${socket.id}`;
           await this.store.limits.acquireSocket(user.tenant, slot, this.config.limitSockets);
@@ -108,6 +108,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
           if (socket.conn.readyState !== 'open') {
             // The client left while the slot was taken: give it back (no disconnect event follows).
             await this.releaseSlot(socket);
+          } else {
+            closeAt(socket, endsAt);
           }
           next();
         },
