@@ -5,3 +5,4 @@ export * from './token';
 export * from './ops/metrics';
 export * from './ops/ops.server';
 export * from './nest-logger';
+export * from './net/unanswered';

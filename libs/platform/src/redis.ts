@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { BATCHING_CONNECTOR } from './net/batching.connector';
+import { failUnansweredScriptsOnClose } from './net/unanswered';
 
 /** A connection to a single Redis or to a Redis Cluster: both speak every command Parley sends. */
 export type RedisClient = Redis | Cluster;
@@ -23,15 +24,19 @@ export interface RedisTarget {
  * it together: there, commands for many tenants cannot share one explicit pipeline. On a single
  * Redis, ioredis' pipeline per tick cost more CPU than it saved (bench §2 and §7: about 4% of a
  * cycle); many commands at once go as an explicit pipeline instead.
+ *
+ * A command connection never sends a script call twice: one whose reply a dropped connection lost
+ * fails with a ReplyLostError (the scripts are not all idempotent). Other commands, and blocking
+ * connections (BullMQ's workers, pub/sub), keep ioredis' resend.
  */
 export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: RedisOptions): Redis;
 export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
 export function createRedis(target: string | RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
 export function createRedis(target: string | RedisTarget, kind: 'command' | 'blocking' = 'command', extra: RedisOptions = {}): RedisClient {
-  const cluster = typeof target !== 'string' && Boolean(target.redisClusterNodes?.length);
+  const clustered = typeof target !== 'string' && Boolean(target.redisClusterNodes?.length);
   const options: RedisOptions = {
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
-    enableAutoPipelining: kind === 'command' && cluster,
+    enableAutoPipelining: kind === 'command' && clustered,
     lazyConnect: false,
     ...extra,
   };
@@ -40,16 +45,24 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
     options.Connector ??= BATCHING_CONNECTOR;
   }
   if (typeof target === 'string' || !target.redisClusterNodes?.length) {
-    return new Redis(typeof target === 'string' ? target : target.redisUrl, options);
+    const redis = new Redis(typeof target === 'string' ? target : target.redisUrl, options);
+    if (kind === 'command') {
+      failUnansweredScriptsOnClose(redis);
+    }
+    return redis;
   }
   const { enableAutoPipelining, lazyConnect, ...perNode } = options;
-  return new Cluster(target.redisClusterNodes.map(parseNode), {
+  const cluster = new Cluster(target.redisClusterNodes.map(parseNode), {
     enableAutoPipelining,
     lazyConnect,
     // Reads go to masters: a run's state must be read where it was just written.
     scaleReads: 'master',
     redisOptions: { ...credentialsOf(target.redisUrl), ...perNode },
   });
+  if (kind === 'command') {
+    cluster.on('+node', (node: Redis) => failUnansweredScriptsOnClose(node));
+  }
+  return cluster;
 }
 
 /** "host:port" (an IPv6 host in brackets: "[::1]:7000"). */

@@ -17,8 +17,8 @@ import {
   type StartRunBody,
   type TokenClaims,
 } from '@parley/contracts';
-import type { ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type PostMessageResult, type RunPage } from '@parley/store';
+import { ReplyLostError, type ParleyConfig } from '@parley/platform';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type NewRun, type PostMessageResult, type RunPage } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -56,7 +56,7 @@ export class RunsService {
       // A tenant agent's version can be replaced (and dropped) between the lookup and the create: look once more.
       for (let attempt = 0; ; attempt++) {
         const definition = agent.definition;
-        created = await this.store.runs.create({
+        created = await this.createOnce({
           tenant: user.tenant,
           runId,
           owner: body.onBehalfOf ?? user.sub,
@@ -83,6 +83,21 @@ export class RunsService {
     await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
     this.logger.log({ msg: 'run started', tenant: user.tenant, runId, agent: body.agent, owner: body.onBehalfOf ?? user.sub, by: user.sub });
     return this.get(user, runId);
+  }
+
+  /**
+   * The create step. When its reply was lost it may have run: the id is this request's own, so a run
+   * of that id is this request's (and starts at wake 0); none means it did not run.
+   */
+  private async createOnce(run: NewRun): Promise<Awaited<ReturnType<ParleyStore['runs']['create']>>> {
+    try {
+      return await this.store.runs.create(run);
+    } catch (error) {
+      if (!(error instanceof ReplyLostError)) {
+        throw error;
+      }
+      return (await this.store.runs.get(run.tenant, run.runId)) ? { created: true, wake: 0 } : this.store.runs.create(run);
+    }
   }
 
   /** A run the caller may see; any other id answers 404, exactly like a missing one. */

@@ -1,0 +1,52 @@
+import { askerAgent } from '../support/agents';
+import { ReplyDroppingProxy } from '../support/reply-dropping-proxy';
+import { TestStack, writeAgents } from '../support/stack';
+
+/**
+ * Every Redis connection of the stack goes through a proxy that can lose the reply to one command
+ * after Redis ran it (a network drop). The step is not run twice, and the caller is told what
+ * happened: what Redis holds decides.
+ */
+describe('a reply lost on its way back from Redis', () => {
+  let proxy: ReplyDroppingProxy;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    proxy = await ReplyDroppingProxy.start(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent()]), overrides: { redisUrl: proxy.url } });
+  });
+  afterAll(async () => {
+    await stack.close();
+    await proxy.close();
+  });
+
+  async function openInteraction(runId: string): Promise<string> {
+    return ((await stack.waitForQuestion(runId)) as { id: string }).id;
+  }
+
+  it('of a run start: the run is started once, and the start answers 201', async () => {
+    const cut = proxy.dropReplyTo('start-whose-reply-is-lost');
+    const started = await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'start-whose-reply-is-lost' });
+    await cut;
+    expect(started.status).toBe(201);
+    const runs = (await stack.http('GET', '/v1/runs')).body.runs as Array<{ id: string; task: string }>;
+    expect(runs.filter((run) => run.task === 'start-whose-reply-is-lost').map((run) => run.id)).toEqual([started.body.run.id]);
+    // It got its job: it runs and asks.
+    await openInteraction(started.body.run.id);
+  });
+
+  it('of an answer: it is recorded once, the answerer is told it was accepted, and the run goes on at once', async () => {
+    const runId = (await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'asks' })).body.run.id as string;
+    const interactionId = await openInteraction(runId);
+
+    const cut = proxy.dropReplyTo('answer-whose-reply-is-lost');
+    const answered = await stack.http('POST', `/v1/interactions/${interactionId}/answer`, { text: 'answer-whose-reply-is-lost' });
+    await cut;
+    expect(answered).toMatchObject({ status: 200, body: { interaction: { id: interactionId, status: 'answered' } } });
+    // Within a lease of the answer, not once the sweeper finds the run queued without a job.
+    await stack.waitForStatus(runId, 'finished', stack.config.leaseMs);
+    const entries = (await stack.http('GET', `/v1/runs/${runId}/log`)).body.entries as Array<{ type: string }>;
+    expect(entries.filter((entry) => entry.type === 'answer')).toHaveLength(1);
+    expect((await stack.http('GET', `/v1/runs/${runId}`)).body.run.summary).toBe('got: answer-whose-reply-is-lost');
+  });
+});
