@@ -17,8 +17,8 @@ export class RunControl {
   ) {}
 
   /** Ends a run; a sub-agent's end wakes its parent, and sub-agents still running are stopped. */
-  async end(target: Lease, ending: RunEnding, options: { fenced?: boolean; parentRunId?: string } = {}): Promise<EndResult> {
-    const result = await this.store.runs.end(target, ending, options.fenced ?? true, options.parentRunId);
+  async end(target: Lease, ending: RunEnding, options: { fenced?: boolean; parentRunId?: string; jobWake?: number } = {}): Promise<EndResult> {
+    const result = await this.store.runs.end(target, ending, options.fenced ?? true, options.parentRunId, options.jobWake);
     if (result.status === 'ended') {
       await this.wakeParent(target.tenant, result.parentWake);
       await this.stopChildren(target.tenant, target.runId, { kind: 'system' });
@@ -29,11 +29,12 @@ export class RunControl {
   }
 
   /**
-   * Marks failed (`internal_error`) a run whose job ran out of attempts. Unfenced: a run nobody
-   * advances is ended; one parked by another job, or held under a live lease, is in good hands and
-   * answers `lost`. `missing`: the run is gone (its retention is over).
+   * Marks failed (`internal_error`) a run whose job (for wake counter `wake`) ran out of attempts.
+   * Unfenced: a run nobody advances is ended; one parked by another job, held under a live lease, or
+   * woken since (a later job has it) is in good hands and answers `lost`. `missing`: the run is gone
+   * (its retention is over).
    */
-  async failExhausted(tenant: string, runId: string, error: string): Promise<EndResult | { status: 'missing' }> {
+  async failExhausted(tenant: string, runId: string, wake: number, error: string): Promise<EndResult | { status: 'missing' }> {
     const run = await this.store.runs.get(tenant, runId);
     if (!run) {
       return { status: 'missing' };
@@ -41,7 +42,7 @@ export class RunControl {
     return this.end(
       { tenant, runId, owner: run.owner, token: '' },
       { status: 'failed', reason: 'internal_error', error },
-      { fenced: false, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
+      { fenced: false, jobWake: wake, ...(run.parentRunId ? { parentRunId: run.parentRunId } : {}) },
     );
   }
 

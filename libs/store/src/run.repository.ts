@@ -237,7 +237,8 @@ export class RunRepository {
   }
 
   /** Ends a run: fenced by `lease`, or unfenced (token '') for a run no worker can finish. A sub-agent's end wakes its parent. */
-  async end(target: Lease, ending: RunEnding, fenced = true, parentRunId?: string): Promise<EndResult> {
+  /** `jobWake`: unfenced, only a run still at this wake counter is ended (the job that gave up was its latest). */
+  async end(target: Lease, ending: RunEnding, fenced = true, parentRunId?: string, jobWake?: number): Promise<EndResult> {
     const { keys, args } = this.ctx.prologue(target.tenant, target.runId, target.owner);
     const k = this.ctx.keys;
     const event: EventDraft =
@@ -266,6 +267,7 @@ export class RunRepository {
         this.ctx.options.retentionSecs,
         parentRunId ?? '',
         JSON.stringify(result),
+        jobWake ?? '',
       ],
     )) as [string, number?];
     if (reply[0] === 'ended') {

@@ -1078,6 +1078,21 @@ describe('approvals', () => {
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('waiting');
   });
 
+  it("an unfenced end for a job's wake leaves a run woken since alone (a later job has it); at that wake it ends it", async () => {
+    const store = makeStore();
+    const ending = { status: 'failed' as const, reason: 'internal_error' as const, error: 'x' };
+    const run = await newRun(store);
+    // Job 0 parks the run on its last attempt and then fails; the question is answered before its failure is handled.
+    const interaction = await parkAsking(store, await acquire(store, run), request(run));
+    expect(await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE })).toMatchObject({ status: 'resolved', wake: 1 });
+    const target = { tenant: TENANT, runId: run.runId, owner: run.owner, token: '' };
+    expect(await store.runs.end(target, ending, false, undefined, 0)).toEqual({ status: 'lost' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('queued');
+    // Job 1, the latest, giving up ends it.
+    expect(await store.runs.end(target, ending, false, undefined, 1)).toMatchObject({ status: 'ended' });
+    expect((await store.runs.get(TENANT, run.runId))?.status).toBe('failed');
+  });
+
   it('a live claim lets only its holder resolve; deadlines ignore it; an expired claim binds nobody', async () => {
     const store = makeStore();
     const { interaction } = await approvalRun(store);

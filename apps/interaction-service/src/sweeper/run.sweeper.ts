@@ -149,7 +149,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       const standing = standings[i];
       if (standing === 'failed') {
         // Its attempts are spent: starting it again would fail again, for ever.
-        if (await this.failRun(tenant, runId, jobIds.run({ tenant, runId, wake }))) {
+        if (await this.failRun(tenant, runId, wake)) {
           counts.failed += 1;
         }
       } else if (standing !== 'live' && (await this.revive(tenant, runId, wake, standing))) {
@@ -190,9 +190,9 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
    * Marks failed a run whose job failed for good while the worker that should have marked it died
    * (or could not reach Redis). Unfenced: a run someone advances again meanwhile is left alone.
    */
-  private async failRun(tenant: string, runId: string, jobId: string): Promise<boolean> {
-    const job = await this.queues.runs.getJob(jobId);
-    const ended = await this.control.failExhausted(tenant, runId, job?.failedReason || 'its job ran out of attempts');
+  private async failRun(tenant: string, runId: string, wake: number): Promise<boolean> {
+    const job = await this.queues.runs.getJob(jobIds.run({ tenant, runId, wake }));
+    const ended = await this.control.failExhausted(tenant, runId, wake, job?.failedReason || 'its job ran out of attempts');
     if (ended.status !== 'ended') {
       return false;
     }

@@ -108,8 +108,8 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       this.logger.error({ msg: 'a malformed run job failed', jobId: job.id, err: error.message });
       return;
     }
-    const { tenant, runId } = payload.data;
-    const ended = await this.control.failExhausted(tenant, runId, error.message);
+    const { tenant, runId, wake } = payload.data;
+    const ended = await this.control.failExhausted(tenant, runId, wake, error.message);
     if (ended.status === 'missing') {
       return;
     }

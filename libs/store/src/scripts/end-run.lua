@@ -8,6 +8,8 @@
 -- ARGV[9] status  ARGV[10] end reason  ARGV[11] summary or error text ('' = none)
 -- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
 -- ARGV[15] parent run id ('' = none)  ARGV[16] child_result entry JSON for the parent's log
+-- ARGV[17] unfenced only: the wake counter of the job that gave up ('' = any); a run woken since
+--   belongs to a later job: {'lost'}
 -- Result: {'ended', parent's wake counter or -1} | {'lost'} | {'already'} (the run had already ended)
 --   | {'stop'} (fenced: a stop was asked meanwhile; the caller stops the run instead)
 local status = redis.call('HGET', KEYS[4], 'status')
@@ -18,7 +20,8 @@ if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
   return {'lost'}
 end
 if ARGV[8] == '' and (status == 'waiting'
-    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > NOW_MS)) then
+    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > NOW_MS)
+    or (ARGV[17] ~= '' and (redis.call('HGET', KEYS[4], 'wake') or '0') ~= ARGV[17])) then
   return {'lost'}
 end
 if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
