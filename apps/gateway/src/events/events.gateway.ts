@@ -39,7 +39,7 @@ import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
 import { closeAt, socketEndsAt } from './socket.expiry';
 import { admits, matches, type Subscription } from './subscription';
-import { writtenOut } from './socket.writes';
+import { closeIfBackedUp, writtenOut } from './socket.writes';
 
 interface SocketData {
   user: TokenClaims;
@@ -360,7 +360,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     const to: string[] = [];
     for (const socket of set) {
       const subscription = data(socket).subscription;
-      if (subscription && admits(subscription, event)) {
+      if (subscription && admits(subscription, event) && !this.closedForNotReading(socket)) {
         to.push(socket.id);
       }
     }
@@ -370,8 +370,16 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     }
   }
 
+  private closedForNotReading(socket: Socket): boolean {
+    if (!closeIfBackedUp(socket)) {
+      return false;
+    }
+    this.logger.warn({ msg: 'closed a socket that stopped reading its events', tenant: data(socket).user.tenant, sub: data(socket).user.sub });
+    return true;
+  }
+
   private deliver(socket: Socket, subscription: Subscription, event: ParleyEvent): void {
-    if (admits(subscription, event)) {
+    if (admits(subscription, event) && !this.closedForNotReading(socket)) {
       socket.emit(SOCKET.event, event);
     }
   }

@@ -30,3 +30,33 @@ export function writtenOut(socket: Socket): Promise<void> {
     check();
   });
 }
+
+/** Live events a socket may have waiting, by count and by size, before it is closed for not reading. */
+export const BACKLOG_LIMITS = { packets: 2_000, bytes: 16 * 1024 * 1024 };
+
+/** The part of engine.io's connection this reads: the packets waiting for the transport. */
+interface Backlog {
+  writeBuffer?: Array<{ data?: unknown }>;
+}
+
+/**
+ * A client that stops reading while its tenant's events go on: engine.io queues every event for it,
+ * unbounded, until the heartbeat gives up (about 45 s). Past the limits its connection is closed at
+ * once, the queue discarded; the client reconnects and replays from the last seq it read. Returns
+ * whether it was closed. The size is summed only once the count says the client is behind.
+ */
+export function closeIfBackedUp(socket: Socket, limits = BACKLOG_LIMITS): boolean {
+  const queued = (socket.conn as unknown as Backlog).writeBuffer ?? [];
+  if (queued.length <= Math.min(64, limits.packets)) {
+    return false;
+  }
+  let bytes = 0;
+  for (const packet of queued) {
+    bytes += typeof packet.data === 'string' ? packet.data.length : Buffer.isBuffer(packet.data) ? packet.data.byteLength : 0;
+  }
+  if (queued.length <= limits.packets && bytes <= limits.bytes) {
+    return false;
+  }
+  socket.conn.close(true);
+  return true;
+}

@@ -1,0 +1,68 @@
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo, Socket as TcpSocket } from 'node:net';
+import { Server, type Socket } from 'socket.io';
+import { io, type Socket as ClientSocket } from 'socket.io-client';
+import { waitFor } from '../../../../test/support/wait-for';
+import { closeIfBackedUp } from './socket.writes';
+
+const LIMITS = { packets: 200, bytes: 4 * 1024 * 1024 };
+const PAYLOAD = 'x'.repeat(64 * 1024);
+
+describe('a socket whose client stops reading', () => {
+  let http: HttpServer;
+  let server: Server;
+  let client: ClientSocket;
+  let connections = 0;
+
+  beforeEach(async () => {
+    http = createServer();
+    server = new Server(http);
+    connections = 0;
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    client = io(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, { transports: ['websocket'], reconnectionDelay: 50, forceNew: true });
+    await waitFor(() => client.connected && connections === 1, { message: 'the connection' });
+  });
+
+  afterEach(async () => {
+    client.close();
+    await server.close();
+  });
+
+  const serverSocket = async (): Promise<Socket> => (await server.fetchSockets())[0] as unknown as Socket;
+  const clientTcp = (): TcpSocket => (client.io.engine.transport as unknown as { ws: { _socket: TcpSocket } }).ws._socket;
+
+  it('is closed once its backlog passes the limits, and its client reconnects', async () => {
+    const socket = await serverSocket();
+    clientTcp().pause();
+    const reasons: string[] = [];
+    client.on('disconnect', (reason) => reasons.push(reason));
+    let sent = 0;
+    // Until the kernel's buffers are full and engine.io queues the rest.
+    while (!closeIfBackedUp(socket, LIMITS)) {
+      socket.emit('event', PAYLOAD);
+      sent++;
+      expect(sent).toBeLessThan(5_000);
+      if (sent % 50 === 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    }
+    clientTcp().resume();
+    await waitFor(() => reasons.length > 0 && connections === 2 && client.connected, { message: 'the close and the reconnect' });
+    expect(reasons).toEqual(['transport close']);
+  });
+
+  it('that reads is left alone, bursts within the limits included', async () => {
+    const socket = await serverSocket();
+    let received = 0;
+    client.on('event', () => received++);
+    for (let burst = 1; burst <= 3; burst++) {
+      for (let i = 0; i < LIMITS.packets; i++) {
+        socket.emit('event', 'small');
+        expect(closeIfBackedUp(socket, LIMITS)).toBe(false);
+      }
+      await waitFor(() => received === burst * LIMITS.packets, { message: 'every event at the client' });
+    }
+    expect(connections).toBe(1);
+  });
+});
