@@ -31,23 +31,41 @@ export function writtenOut(socket: Socket): Promise<void> {
   });
 }
 
-/** Live events a socket may have waiting, by count and by size, before it is closed for not reading. */
-export const BACKLOG_LIMITS = { packets: 2_000, bytes: 16 * 1024 * 1024 };
+/**
+ * A socket is closed for not reading when more than `packets` events or `bytes` wait for it and it
+ * has taken none for `stallMs`. The time keeps a burst to a client that reads (5,000 live events
+ * held back during a replay and handed on at once) from counting: engine.io sends what waits as one
+ * batch as soon as the client takes the one before.
+ */
+export const BACKLOG_LIMITS = { packets: 2_000, bytes: 16 * 1024 * 1024, stallMs: 5_000 };
 
 /** The part of engine.io's connection this reads: the packets waiting for the transport. */
 interface Backlog {
   writeBuffer?: Array<{ data?: unknown }>;
 }
 
+/** When each connection last handed its waiting packets to the transport (engine.io's `drain`). */
+const lastDrained = new WeakMap<object, number>();
+
 /**
  * A client that stops reading while its tenant's events go on: engine.io queues every event for it,
  * unbounded, until the heartbeat gives up (about 45 s). Past the limits its connection is closed at
  * once, the queue discarded; the client reconnects and replays from the last seq it read. Returns
- * whether it was closed. The size is summed only once the count says the client is behind.
+ * whether it was closed. Nothing is summed or watched while the queue is short.
  */
-export function closeIfBackedUp(socket: Socket, limits = BACKLOG_LIMITS): boolean {
-  const queued = (socket.conn as unknown as Backlog).writeBuffer ?? [];
+export function closeIfBackedUp(socket: Socket, limits = BACKLOG_LIMITS, now = Date.now()): boolean {
+  const conn = socket.conn;
+  const queued = (conn as unknown as Backlog).writeBuffer ?? [];
   if (queued.length <= Math.min(64, limits.packets)) {
+    return false;
+  }
+  const drained = lastDrained.get(conn);
+  if (drained === undefined) {
+    lastDrained.set(conn, now);
+    conn.on('drain', () => lastDrained.set(conn, Date.now()));
+    return false;
+  }
+  if (now - drained < limits.stallMs) {
     return false;
   }
   let bytes = 0;
@@ -57,6 +75,6 @@ export function closeIfBackedUp(socket: Socket, limits = BACKLOG_LIMITS): boolea
   if (queued.length <= limits.packets && bytes <= limits.bytes) {
     return false;
   }
-  socket.conn.close(true);
+  conn.close(true);
   return true;
 }
