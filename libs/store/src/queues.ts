@@ -1,24 +1,11 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { QUEUES, jobIds, type DeadlineJob, type RunJob, type ScheduleJob } from '@parley/contracts';
-import { ReplyLostError } from '@parley/platform';
 import { canonicalJson } from '@parley/tools';
 
 const KEEP: JobsOptions = {
   removeOnComplete: { age: 3600, count: 1000 },
   removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
 };
-
-/** An add whose reply a dropped connection lost is sent once more: its job id makes a repeat a no-op. */
-async function sentAgainIfLost<T>(add: () => Promise<T>): Promise<T> {
-  try {
-    return await add();
-  } catch (error) {
-    if (error instanceof ReplyLostError) {
-      return add();
-    }
-    throw error;
-  }
-}
 
 function runJobOptions(job: RunJob): JobsOptions {
   return { ...KEEP, jobId: jobIds.run(job), attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
@@ -61,13 +48,13 @@ export class ParleyQueues {
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
-    await sentAgainIfLost(() => this.runs.add('advance', job, runJobOptions(job)));
+    await this.runs.add('advance', job, runJobOptions(job));
   }
 
   /** Many at once, in one round trip (the runs a deadline sweep woke). */
   async enqueueRuns(jobs: RunJob[]): Promise<void> {
     if (jobs.length > 0) {
-      await sentAgainIfLost(() => this.runs.addBulk(jobs.map((job) => ({ name: 'advance', data: job, opts: runJobOptions(job) }))));
+      await this.runs.addBulk(jobs.map((job) => ({ name: 'advance', data: job, opts: runJobOptions(job) })));
     }
   }
 
@@ -76,12 +63,10 @@ export class ParleyQueues {
    * same due time can be scheduled again by the sweeper if its deadlines are still filed.
    */
   async scheduleDeadlineTimer(tenant: string, dueMs: number): Promise<void> {
-    await sentAgainIfLost(() =>
-      this.deadlines.add(
-        'due',
-        { tenant },
-        { jobId: jobIds.deadlineTimer(tenant, dueMs), delay: Math.max(0, dueMs - Date.now()), removeOnComplete: true, removeOnFail: true, attempts: 10, backoff: { type: 'exponential', delay: 500 } },
-      ),
+    await this.deadlines.add(
+      'due',
+      { tenant },
+      { jobId: jobIds.deadlineTimer(tenant, dueMs), delay: Math.max(0, dueMs - Date.now()), removeOnComplete: true, removeOnFail: true, attempts: 10, backoff: { type: 'exponential', delay: 500 } },
     );
   }
 

@@ -1,16 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RedisClient } from '@parley/platform';
+import { ReplyLostError, type RedisClient } from '@parley/platform';
 
 type Arg = string | number;
 type ScriptFn = (...args: Arg[]) => Promise<unknown>;
 
+/**
+ * `repeatable`: a repeat changes nothing that matters (a read, a lease or a socket slot taken again by the same
+ * holder, a rate counted once more), so a call whose reply a dropped connection lost is sent again
+ * rather than failed (ReplyLostError). The others change a run or an interaction and emit events.
+ */
 const SCRIPTS = {
   createRun: { file: 'create-run.lua', keys: 8 },
   postMessage: { file: 'post-message.lua', keys: 5 },
   takeMessages: { file: 'take-messages.lua', keys: 6 },
   acquireLease: { file: 'acquire-lease.lua', keys: 7 },
-  renewLease: { file: 'renew-lease.lua', keys: 1 },
+  renewLease: { file: 'renew-lease.lua', keys: 1, repeatable: true },
   releaseLease: { file: 'release-lease.lua', keys: 4 },
   appendLog: { file: 'append-log.lua', keys: 5 },
   park: { file: 'park.lua', keys: 9 },
@@ -18,16 +23,16 @@ const SCRIPTS = {
   cancelRun: { file: 'cancel-run.lua', keys: -1 },
   resolveInteraction: { file: 'resolve-interaction.lua', keys: 10 },
   claimInteraction: { file: 'claim-interaction.lua', keys: 4 },
-  readRunEvents: { file: 'read-run-events.lua', keys: 2 },
+  readRunEvents: { file: 'read-run-events.lua', keys: 2, repeatable: true },
   rearmDeadlineTimer: { file: 'rearm-deadline-timer.lua', keys: 2 },
   expireDue: { file: 'expire-due.lua', keys: 5 },
   workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },
   workspaceCommit: { file: 'workspace-commit.lua', keys: 3 },
-  rateHit: { file: 'rate-hit.lua', keys: 1 },
+  rateHit: { file: 'rate-hit.lua', keys: 1, repeatable: true },
   rateRefund: { file: 'rate-refund.lua', keys: 1 },
-  admitRun: { file: 'admit-run.lua', keys: 3 },
-  pruneInflight: { file: 'prune-inflight.lua', keys: 1 },
-  acquireSocket: { file: 'acquire-socket.lua', keys: 1 },
+  admitRun: { file: 'admit-run.lua', keys: 3, repeatable: true },
+  pruneInflight: { file: 'prune-inflight.lua', keys: 1, repeatable: true },
+  acquireSocket: { file: 'acquire-socket.lua', keys: 1, repeatable: true },
   agentSave: { file: 'agent-save.lua', keys: 3 },
   agentDelete: { file: 'agent-delete.lua', keys: 2 },
   agentPrune: { file: 'agent-prune.lua', keys: 2 },
@@ -74,8 +79,16 @@ export class Scripts {
     this.commands = commands as Record<ScriptName, ScriptFn>;
   }
 
-  run(name: ScriptName, keys: string[], args: Arg[]): Promise<unknown> {
-    const variable = SCRIPTS[name].keys < 0;
-    return this.commands[name](...(variable ? [keys.length] : []), ...keys, ...args);
+  async run(name: ScriptName, keys: string[], args: Arg[]): Promise<unknown> {
+    const script: { keys: number; repeatable?: true } = SCRIPTS[name];
+    const call = (): Promise<unknown> => this.commands[name](...(script.keys < 0 ? [keys.length] : []), ...keys, ...args);
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof ReplyLostError && script.repeatable) {
+        return call();
+      }
+      throw error;
+    }
   }
 }

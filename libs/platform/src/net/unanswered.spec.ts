@@ -41,3 +41,24 @@ describe('a command whose reply a dropped connection lost', () => {
     expect(await direct.get(KEY)).toBe('lost-plain');
   });
 });
+
+describe('a script whose reply was lost on a connection that does not reconnect (as a cluster node does not)', () => {
+  it('fails with ReplyLostError, not the "Connection is closed." a cluster sends again', async () => {
+    const proxy = await ReplyDroppingProxy.start(REDIS_URL);
+    const direct = new Redis(REDIS_URL);
+    const redis = createRedis(proxy.url, 'command', { retryStrategy: () => null });
+    try {
+      await redis.ping();
+      const cut = proxy.dropReplyTo('lost-on-a-node');
+      const counted = redis.eval("return redis.call('INCR', KEYS[1])", 1, KEY, 'lost-on-a-node');
+      await expect(counted).rejects.toBeInstanceOf(ReplyLostError);
+      await cut;
+      expect(await direct.get(KEY)).toBe('1');
+    } finally {
+      redis.disconnect();
+      await proxy.close();
+      await direct.del(KEY);
+      await direct.quit();
+    }
+  });
+});
