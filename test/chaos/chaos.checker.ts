@@ -16,6 +16,8 @@ export interface CheckInput {
   h: Harness;
   clients: EventClient[];
   sent: Map<string, SentAnswer>;
+  /** The ids the starts were answered with (each start retried with its idempotency key until it was). */
+  started: string[];
   loss?: RedisLoss;
   /** The AOF can lose writes (everysec): what it lost is reported, not failed. */
   lossAllowed: boolean;
@@ -44,6 +46,16 @@ export async function checkPass(input: CheckInput): Promise<CheckResult> {
   const lossOr = (allowed: boolean, message: string) => (allowed ? lost.push(message) : flag(message));
   const touched = touchedByLoss(input.clients, input.loss);
   const runIds = await h.redis.zrange(h.keys.runIndex(h.tenant), '0', '-1');
+  // Each run was started once: a start retried after its response was lost finds the run it made.
+  const started = new Set(input.started);
+  const unasked = runIds.filter((runId) => !started.has(runId));
+  if (unasked.length > 0) {
+    flag(`${unasked.length} runs no start was answered with (a retried start made a second run): ${unasked.slice(0, 10).join(', ')}`);
+  }
+  const missing = input.started.filter((runId) => !runIds.includes(runId));
+  if (missing.length > 0) {
+    lossOr(input.lossAllowed, `${missing.length} started runs are not in Redis: ${missing.slice(0, 10).join(', ')}`);
+  }
   const status: Record<string, number> = {};
   const stuck: string[] = [];
   let interactions = 0;

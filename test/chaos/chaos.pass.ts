@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ParleyEvent } from '@parley/contracts';
 import type { AppendFsync } from '../../scripts/redis-process';
@@ -66,6 +67,7 @@ export async function runPass(options: PassOptions): Promise<PassReport> {
     });
     const harness = h;
     const ids: string[] = [];
+    const runKeyPrefix = `chaos-${randomUUID()}`;
     const clients = [await h.client(1, { since: 0, name: 'watcher@gateway-1' }), await h.client(2, { since: 0, name: 'watcher@gateway-2' })];
     const answerer = new ChaosAnswerer({
       clients,
@@ -90,7 +92,9 @@ export async function runPass(options: PassOptions): Promise<PassReport> {
       }
       await waitFor(() => ids.length - endedCount() < options.window, { timeoutMs: 120_000, intervalMs: 20, message: 'a free slot in the window of runs' });
       try {
-        ids.push(await h.startRun(runningGateway(h, options.random), CHAOS_AGENT, `chaos run ${ids.length + 1}`));
+        // The key makes a retry of a start whose response was lost find its run instead of making a second one.
+        const n = ids.length + 1;
+        ids.push(await h.startRun(runningGateway(h, options.random), CHAOS_AGENT, `chaos run ${n}`, h.token(), `${runKeyPrefix}-${n}`));
       } catch {
         // A gateway died under the request, or Redis is down: another gateway, a moment later.
         startFailures += 1;
@@ -109,7 +113,7 @@ export async function runPass(options: PassOptions): Promise<PassReport> {
     const settleSeconds = (Date.now() - settleFrom) / 1000;
     const slow = await slowRuns(harness, settleFrom);
     await answerer.stop();
-    const check = await checkPass({ h, clients, sent: answerer.sent, loss, lossAllowed: options.appendfsync !== 'always' });
+    const check = await checkPass({ h, clients, sent: answerer.sent, started: ids, loss, lossAllowed: options.appendfsync !== 'always' });
     const unexpectedExits = h.unexpectedExits().map((e) => `${e.name} pid ${e.pid} ${e.signal ?? `code ${e.code}`}`);
     if (unexpectedExits.length > 0) {
       check.violations.push(`services exited unexpectedly: ${unexpectedExits.join(', ')}`);

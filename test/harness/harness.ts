@@ -142,10 +142,10 @@ export class Harness {
     return signToken({ tenant: claims.tenant ?? this.tenant, sub: claims.sub ?? 'alice', role: claims.role ?? 'member' }, this.secret);
   }
 
-  async http<T = any>(gateway: number, method: string, path: string, body?: unknown, token = this.token()): Promise<{ status: number; body: T }> {
+  async http<T = any>(gateway: number, method: string, path: string, body?: unknown, token = this.token(), headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
     const response = await fetch(`${this.gateway(gateway).url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(10_000),
     });
@@ -153,8 +153,9 @@ export class Harness {
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
   }
 
-  async startRun(gateway: number, agent: string, task = 'do the thing', token = this.token()): Promise<string> {
-    const res = await this.http<{ run: { id: string } }>(gateway, 'POST', '/v1/runs', { agent, task }, token);
+  /** `idempotencyKey`: a retry with the same key answers with the run the first try made, if it made one. */
+  async startRun(gateway: number, agent: string, task = 'do the thing', token = this.token(), idempotencyKey?: string): Promise<string> {
+    const res = await this.http<{ run: { id: string } }>(gateway, 'POST', '/v1/runs', { agent, task }, token, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
     if (res.status !== 201) {
       throw new Error(`start run on gateway-${gateway} failed: ${res.status} ${JSON.stringify(res.body)}`);
     }

@@ -24,6 +24,16 @@ export const StartRunBodySchema = z.strictObject({
   onBehalfOf: SubjectSchema.optional(),
 });
 
+/**
+ * The `Idempotency-Key` header of a run start: starts with the same key by the same caller make one
+ * run (a retry after a lost response). Printable ASCII, no spaces.
+ */
+export const IdempotencyKeySchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
 export const MessageBodySchema = z.strictObject({
   text: z.string().trim().min(1, 'must not be empty').max(LIMITS.messageChars),
 });

@@ -1,8 +1,10 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import {
   type AuditEntry,
   EntityIdSchema,
   EventsQuerySchema,
+  IdempotencyKeySchema,
   ListRunsQuerySchema,
   MessageBodySchema,
   StartRunBodySchema,
@@ -25,8 +27,19 @@ export class RunsController {
 
   @Post()
   @HttpCode(201)
-  async start(@User() user: TokenClaims, @Body() body: unknown): Promise<{ run: Run }> {
-    return { run: await this.runs.start(user, parseOrThrow(StartRunBodySchema, body, 'body')) };
+  async start(
+    @User() user: TokenClaims,
+    @Body() body: unknown,
+    @Headers('idempotency-key') key: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<{ run: Run }> {
+    const start = parseOrThrow(StartRunBodySchema, body, 'body');
+    const idempotencyKey = key === undefined ? undefined : parsePathParam(IdempotencyKeySchema, key, 'Idempotency-Key', 'Idempotency-Key header');
+    const { run, replayed } = await this.runs.start(user, start, idempotencyKey);
+    if (replayed) {
+      response.setHeader('Idempotent-Replayed', 'true');
+    }
+    return { run };
   }
 
   @Get()

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TenantAgents } from '@parley/agents';
 import {
@@ -35,16 +35,26 @@ export class RunsService {
     @Inject(PARLEY_CONFIG) private readonly config: ParleyConfig,
   ) {}
 
-  /** A run owned by the caller or, for a service token, by the end user named in `onBehalfOf`. */
-  async start(user: TokenClaims, body: StartRunBody): Promise<Run> {
+  /**
+   * A run owned by the caller or, for a service token, by the end user named in `onBehalfOf`. With an
+   * idempotency key the run's id comes from the key (and the caller): a start whose run exists is
+   * answered with that run (`replayed`) if it asked the same, refused if it asked something else.
+   */
+  async start(user: TokenClaims, body: StartRunBody, idempotencyKey?: string): Promise<{ run: Run; replayed: boolean }> {
     if (user.role === 'service' && body.onBehalfOf === undefined) {
       throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'required for service tokens: the user the run is started for' }]);
     }
     if (user.role !== 'service' && body.onBehalfOf !== undefined) {
       throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'only service tokens start runs on behalf of a user' }]);
     }
+    const runId = idempotencyKey === undefined ? randomUUID() : keyedRunId(user, idempotencyKey);
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.store.runs.get(user.tenant, runId);
+      if (earlier) {
+        return { run: await this.replay(user, earlier, body), replayed: true };
+      }
+    }
     let agent = await this.agents.forStart(user.tenant, body.agent);
-    const runId = randomUUID();
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
     await this.store.limits.admitRun(user.tenant, runId, {
       runsPerMinute: this.config.limitRunsPerMinute,
@@ -76,13 +86,30 @@ export class RunsService {
       await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
       throw error;
     }
+    if (!created.created && !created.versionGone && idempotencyKey !== undefined) {
+      // A start with the same key made it meanwhile. Its admission holds the same id: nothing to give back.
+      const earlier = await this.store.runs.get(user.tenant, runId);
+      if (earlier) {
+        return { run: await this.replay(user, earlier, body), replayed: true };
+      }
+    }
     if (!created.created) {
       await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
       throw created.versionGone ? new ConflictError(`agent ${body.agent} kept changing while the run started; try again`) : new ConflictError(`run ${runId} already exists`);
     }
     await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
     this.logger.log({ msg: 'run started', tenant: user.tenant, runId, agent: body.agent, owner: body.onBehalfOf ?? user.sub, by: user.sub });
-    return this.get(user, runId);
+    return { run: await this.get(user, runId), replayed: false };
+  }
+
+  /** The run an earlier start with the same idempotency key made, if it asked the same; it gets its job should it lack one. */
+  private async replay(user: TokenClaims, earlier: Run, body: StartRunBody): Promise<Run> {
+    const differs = (['agent', 'task', 'owner', 'trigger'] as const).filter((field) => earlier[field] !== startedAs(user, body)[field]);
+    if (differs.length > 0) {
+      throw new ConflictError(`Idempotency-Key was used for another start (${differs.join(', ')} differ): use a new key for a new run`);
+    }
+    await this.control.ensureQueued(user.tenant, earlier.id);
+    return this.get(user, earlier.id);
   }
 
   /**
@@ -176,4 +203,16 @@ export class RunsService {
         throw new NotFoundError('run', runId);
     }
   }
+}
+
+/** What a start asks for, as its run records it. */
+function startedAs(user: TokenClaims, body: StartRunBody): Pick<Run, 'agent' | 'task' | 'owner' | 'trigger'> {
+  return { agent: body.agent, task: body.task, owner: body.onBehalfOf ?? user.sub, trigger: body.trigger };
+}
+
+/** A run id derived from an idempotency key and who sent it (UUID-shaped, version 5 style). */
+function keyedRunId(user: TokenClaims, key: string): string {
+  const hex = createHash('sha256').update(`${user.tenant}\n${user.sub}\n${key}`).digest('hex');
+  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
