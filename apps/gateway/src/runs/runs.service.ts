@@ -104,7 +104,8 @@ export class RunsService {
 
   /** The run an earlier start with the same idempotency key made, if it asked the same; it gets its job should it lack one. */
   private async replay(user: TokenClaims, earlier: Run, body: StartRunBody): Promise<Run> {
-    const differs = (['agent', 'task', 'owner', 'trigger'] as const).filter((field) => earlier[field] !== startedAs(user, body)[field]);
+    const asked = startedAs(user, body);
+    const differs = (['agent', 'task', 'owner', 'trigger'] as const).filter((field) => earlier[field] !== asked[field]);
     if (differs.length > 0) {
       throw new ConflictError(`Idempotency-Key was used for another start (${differs.join(', ')} differ): use a new key for a new run`);
     }
