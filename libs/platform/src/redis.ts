@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { BATCHING_CONNECTOR } from './net/batching.connector';
-import { failUnansweredScriptsOnClose } from './net/unanswered';
+import { failUnansweredScripts } from './net/unanswered';
 
 /** A connection to a single Redis or to a Redis Cluster: both speak every command Parley sends. */
 export type RedisClient = Redis | Cluster;
@@ -47,7 +47,7 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
   if (typeof target === 'string' || !target.redisClusterNodes?.length) {
     const redis = new Redis(typeof target === 'string' ? target : target.redisUrl, options);
     if (kind === 'command') {
-      failUnansweredScriptsOnClose(redis);
+      failUnansweredScripts(redis);
     }
     return redis;
   }
@@ -60,7 +60,7 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
     redisOptions: { ...credentialsOf(target.redisUrl), ...perNode },
   });
   if (kind === 'command') {
-    cluster.on('+node', (node: Redis) => failUnansweredScriptsOnClose(node));
+    cluster.on('+node', (node: Redis) => failUnansweredScripts(node));
   }
   return cluster;
 }

@@ -7,7 +7,8 @@ import { batchWritesPerTick } from './write-batching';
 /**
  * ioredis' own connector (TCP or TLS to one node), whose connection sends the commands of one tick
  * as one write. Unlike `enableAutoPipelining`, it builds no pipeline per tick: a lone command costs
- * what it did, many cost one system call. Every (re)connection goes through it, `duplicate()`s and cluster node connections too.
+ * what it did, many cost one system call. Every (re)connection goes through it, `duplicate()`s and
+ * cluster node connections too.
  */
 class BatchingConnector extends StandaloneConnector {
   override async connect(emitter: ErrorEmitter): Promise<NetStream> {

@@ -53,7 +53,7 @@ function failScripts(queue: CommandQueue): void {
  * - A connection that does not reconnect (a cluster node's) fails them at once through
  *   `flushQueue`, with an error its cluster takes as a reason to send them again elsewhere.
  */
-export function failUnansweredScriptsOnClose(redis: Redis): void {
+export function failUnansweredScripts(redis: Redis): void {
   const internals = redis as unknown as Internals;
   redis.on('close', () => {
     if (internals.prevCommandQueue) {
