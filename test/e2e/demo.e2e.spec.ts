@@ -254,7 +254,7 @@ describe('the demo agent end to end over socket.io', () => {
       const live = stack.redis.pipeline();
       for (let seq = 301; seq <= 5_400; seq++) {
         live.xadd(keys.tenantEvents(tenant), `0-${seq}`, ...entry(seq));
-        live.publish(keys.eventsChannel(), JSON.stringify({ seq, tenant, runId: 'run-1', owner: 'someone', at: new Date().toISOString(), type: 'message', data: { text: `${seq}` } }));
+        live.publish(keys.eventsChannel(), JSON.stringify({ seq, tenant, runId: 'run-1', owner: 'someone', at: new Date().toISOString(), type: 'message', data: { text: `${seq}` }, prev: seq - 1 }));
       }
       live.set(keys.seq(tenant), 5_400);
       await live.exec();

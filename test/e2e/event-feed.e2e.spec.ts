@@ -51,6 +51,26 @@ describe("the gateway's live event feed", () => {
     }
   });
 
+  it('reads nothing from the stream while no message is missed, though seqs are not consecutive', async () => {
+    const { store } = feedOf(stack);
+    const client = await stack.connect();
+    await client.subscribe({});
+    // From here on: the subscribe's replay is done.
+    const read = jest.spyOn(store.events, 'readTenant');
+    try {
+      const runId = await stack.startRun('asker');
+      await stack.waitForQuestion(runId);
+      await waitFor(() => client.events.some((e) => e.runId === runId && e.type === 'run.status' && e.data.status === 'waiting'), { message: 'the run parked' });
+      const seqs = client.events.filter((e) => e.runId === runId).map((e) => e.seq);
+      expect(seqs.length).toBeGreaterThanOrEqual(5);
+      expect(seqs.some((seq, i) => i > 0 && seq !== seqs[i - 1] + 1)).toBe(true);
+      expect(read).not.toHaveBeenCalled();
+    } finally {
+      read.mockRestore();
+      client.close();
+    }
+  });
+
   it("follows only the tenants this gateway's sockets subscribed to, and stops when their last socket leaves", async () => {
     const { feed } = feedOf(stack);
     // The first test's socket has gone: nothing is followed.

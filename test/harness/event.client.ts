@@ -66,8 +66,11 @@ export class EventClient {
     return this.events.map((event) => event.seq);
   }
 
-  /** Sequence numbers received more than once, and those missing between the first and the last. */
-  gapsAndDuplicates(): { gaps: number[]; duplicates: number[] } {
+  /**
+   * Sequence numbers received more than once, and those of `stored` (the tenant's stream, in order)
+   * missing between the first and the last received: seqs are not consecutive.
+   */
+  gapsAndDuplicates(stored: number[]): { gaps: number[]; duplicates: number[] } {
     const seen = new Set<number>();
     const duplicates: number[] = [];
     for (const seq of this.seqs()) {
@@ -76,13 +79,10 @@ export class EventClient {
       }
       seen.add(seq);
     }
-    const gaps: number[] = [];
-    const all = [...seen].sort((a, b) => a - b);
-    for (let seq = all[0] ?? 0; seq < (all.at(-1) ?? 0); seq++) {
-      if (!seen.has(seq)) {
-        gaps.push(seq);
-      }
-    }
+    const received = this.seqs();
+    const first = Math.min(...received);
+    const last = Math.max(...received);
+    const gaps = stored.filter((seq) => seq > first && seq < last && !seen.has(seq));
     return { gaps, duplicates };
   }
 

@@ -73,3 +73,10 @@ export const ParleyEventSchema = z.discriminatedUnion(
   ],
 );
 export type ParleyEvent = { [T in EventType]: { seq: number; tenant: string; runId: string; owner: string; at: string; type: T; data: EventData<T> } }[EventType];
+
+/**
+ * An event as the scripts publish it on the fan-out channel (internal to Parley): the envelope plus
+ * `prev`, the tenant's seq before this one (seqs are not consecutive), so a subscriber knows when it
+ * missed a message. Messages of releases before it had none (their seqs were consecutive).
+ */
+export type PublishedEvent = ParleyEvent & { prev?: number };

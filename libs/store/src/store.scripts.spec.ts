@@ -136,6 +136,13 @@ function events(store: ParleyStore, tenant = TENANT, since = 0): Promise<ParleyE
   return store.events.readTenant(tenant, since, 1000);
 }
 
+/** 2026-01-01T00:00:00Z, where the seq floor (10 µs units of the Redis clock) starts. */
+const SEQ_EPOCH_S = 1_767_225_600;
+
+function expectIncreasing(seqs: number[]): void {
+  expect(seqs.every((seq, i) => i === 0 || seq > seqs[i - 1])).toBe(true);
+}
+
 function answers(log: LogEntry[]): Array<Extract<LogEntry, { type: 'answer' }>> {
   return log.filter((entry): entry is Extract<LogEntry, { type: 'answer' }> => entry.type === 'answer');
 }
@@ -174,10 +181,9 @@ describe('create and acquire', () => {
     expect(await store.runs.create({ ...run, task: 'another task' })).toEqual({ created: false });
     expect(await store.runs.readLog(TENANT, run.runId)).toHaveLength(1);
     expect((await store.runs.get(TENANT, run.runId))?.task).toBe('Plan a team offsite');
-    expect((await events(store)).map((e) => [e.seq, e.type])).toEqual([
-      [1, 'run.created'],
-      [2, 'run.status'],
-    ]);
+    const created = await events(store);
+    expect(created.map((e) => e.type)).toEqual(['run.created', 'run.status']);
+    expectIncreasing(created.map((e) => e.seq));
   });
 
   it('one advancer: a second token is busy while the first lease lasts', async () => {
@@ -679,40 +685,55 @@ describe('events', () => {
     expect(await store.runs.end(again, { status: 'finished', reason: 'finish', summary: 'done' })).toEqual({ status: 'ended', parentWake: null });
 
     const all = await events(store);
-    expect(all.map((e) => [e.seq, e.type, e.type === 'run.status' ? e.data.status : ''])).toEqual([
-      [1, 'run.created', ''],
-      [2, 'run.status', 'queued'],
-      [3, 'run.status', 'running'],
-      [4, 'message', ''],
-      [5, 'interaction.opened', ''], // in the step that parks
-      [6, 'run.status', 'waiting'],
-      [7, 'interaction.resolved', ''],
-      [8, 'run.status', 'queued'],
-      [9, 'run.status', 'running'],
-      [10, 'run.status', 'finished'],
-      [11, 'run.finished', ''],
+    expect(all.map((e) => [e.type, e.type === 'run.status' ? e.data.status : ''])).toEqual([
+      ['run.created', ''],
+      ['run.status', 'queued'],
+      ['run.status', 'running'],
+      ['message', ''],
+      ['interaction.opened', ''], // in the step that parks
+      ['run.status', 'waiting'],
+      ['interaction.resolved', ''],
+      ['run.status', 'queued'],
+      ['run.status', 'running'],
+      ['run.status', 'finished'],
+      ['run.finished', ''],
     ]);
+    expectIncreasing(all.map((e) => e.seq));
     for (const event of all) {
       expect(event).toMatchObject({ tenant: TENANT, runId: run.runId, owner: 'alice', at: expect.any(String) });
     }
-    expect(await store.events.lastSeq(TENANT)).toBe(11);
-    for (let since = 0; since <= all.length; since++) {
-      expect(await store.events.readTenant(TENANT, since, 1000)).toEqual(all.slice(since));
+    const last = all[all.length - 1].seq;
+    expect(await store.events.lastSeq(TENANT)).toBe(last);
+    for (let i = 0; i <= all.length; i++) {
+      expect(await store.events.readTenant(TENANT, i === 0 ? 0 : all[i - 1].seq, 1000)).toEqual(all.slice(i));
     }
-    expect(await store.events.readTenant(TENANT, 3, 2)).toEqual(all.slice(3, 5));
-    expect(await store.events.readRun(TENANT, run.runId, 4, 1000)).toEqual(all.slice(4));
+    expect(await store.events.readTenant(TENANT, all[2].seq, 2)).toEqual(all.slice(3, 5));
+    expect(await store.events.readRun(TENANT, run.runId, all[3].seq, 1000)).toEqual(all.slice(4));
 
-    // Published live in the same step, in the same order.
+    // Published live in the same step, in the same order, each naming the tenant's seq before it.
     await waitFor(() => published.length >= all.length, { timeoutMs: 5000, message: 'the published events' });
-    expect(published).toEqual(all);
+    expect(published).toEqual(all.map((event, i) => ({ ...event, prev: i === 0 ? 0 : all[i - 1].seq })));
 
     // Another tenant has a sequence of its own and sees none of these.
     const other = await newRun(store, 'globex');
-    expect((await events(store, 'globex')).map((e) => [e.seq, e.runId])).toEqual([
-      [1, other.runId],
-      [2, other.runId],
-    ]);
-    expect(await store.events.lastSeq(TENANT)).toBe(11);
+    expect((await events(store, 'globex')).map((e) => e.runId)).toEqual([other.runId, other.runId]);
+    expect(await store.events.lastSeq(TENANT)).toBe(last);
+  });
+
+  it('numbers events above the Redis clock floor, so a counter rolled back (an AOF that lost its last second) issues no seq twice', async () => {
+    const store = makeStore();
+    const [seconds] = await admin.time();
+    const floorThen = (Number(seconds) - SEQ_EPOCH_S) * 100_000;
+    const first = await newRun(store);
+    const before = await events(store);
+    expect(before[0].seq).toBeGreaterThanOrEqual(floorThen);
+    // What a restart from an AOF one second old leaves: the counter as it was a second ago.
+    await admin.set(store.ctx.keys.seq(TENANT), String(before[0].seq - 100_000));
+    const second = await newRun(store);
+    const after = await events(store, TENANT, before[before.length - 1].seq);
+    expect(after.map((e) => e.runId)).toEqual([second.runId, second.runId]);
+    expectIncreasing([...before, ...after].map((e) => e.seq));
+    expect(before.map((e) => e.runId)).toEqual([first.runId, first.runId]);
   });
 });
 
@@ -779,21 +800,23 @@ describe('in-flight index', () => {
 describe('run replay', () => {
   it('skips stream entries of an older layout without shortening a page', async () => {
     const store = makeStore();
-    const run = await newRun(store); // seqs 1, 2
+    const run = await newRun(store); // two events
     const k = store.ctx.keys;
     for (let i = 0; i < 3; i++) {
-      // As an older release wrote them: the whole event as one JSON field `e`, seqs 3 to 5.
+      // As an older release wrote them: the whole event as one JSON field `e`, the next three seqs.
       const seq = await admin.incr(k.seq(TENANT));
       await admin.xadd(k.tenantEvents(TENANT), `0-${seq}`, 'e', JSON.stringify({ seq }));
       const packed = Buffer.alloc(6);
       packed.writeUIntBE(seq, 0, 6);
       await admin.append(k.runEventSeqs(TENANT, run.runId), packed);
     }
-    await acquire(store, run); // seq 6
-    expect((await store.events.readTenant(TENANT, 0, 3)).map((e) => e.seq)).toEqual([1, 2, 6]);
-    expect((await store.events.readRun(TENANT, run.runId, 0, 3)).map((e) => e.seq)).toEqual([1, 2, 6]);
-    expect((await store.events.readTenant(TENANT, 2, 1)).map((e) => e.seq)).toEqual([6]);
-    expect((await store.events.readRun(TENANT, run.runId, 2, 1)).map((e) => e.seq)).toEqual([6]);
+    await acquire(store, run);
+    const [created, queued] = await store.events.readTenant(TENANT, 0, 2);
+    const running = await store.events.lastSeq(TENANT);
+    expect((await store.events.readTenant(TENANT, 0, 3)).map((e) => e.seq)).toEqual([created.seq, queued.seq, running]);
+    expect((await store.events.readRun(TENANT, run.runId, 0, 3)).map((e) => e.seq)).toEqual([created.seq, queued.seq, running]);
+    expect((await store.events.readTenant(TENANT, queued.seq, 1)).map((e) => e.seq)).toEqual([running]);
+    expect((await store.events.readRun(TENANT, run.runId, queued.seq, 1)).map((e) => e.seq)).toEqual([running]);
   });
 
   it("reads one run's events from the tenant stream through the run's seqs, paged by seq, skipping what the stream trimmed", async () => {
@@ -911,10 +934,11 @@ describe('cancel', () => {
     const log = await store.runs.readLog(TENANT, run.runId);
     expect(log).toHaveLength(logLength + 1);
     expect(answers(log)).toEqual([{ type: 'answer', interactionId: interaction.id, outcome: 'cancelled', by: BOB, at: expect.any(String) }]);
-    expect((await events(store, TENANT, seq)).map((e) => [e.seq, e.type, e.data])).toEqual([
-      [seq + 1, 'interaction.resolved', { interactionId: interaction.id, outcome: 'cancelled', by: BOB, at: expect.any(String) }],
-      [seq + 2, 'run.status', { status: 'cancelled' }],
-      [seq + 3, 'run.cancelled', { reason: 'cancelled', by: BOB }],
+    const cancelEvents = await events(store, TENANT, seq);
+    expect(cancelEvents.map((e) => [e.type, e.data])).toEqual([
+      ['interaction.resolved', { interactionId: interaction.id, outcome: 'cancelled', by: BOB, at: expect.any(String) }],
+      ['run.status', { status: 'cancelled' }],
+      ['run.cancelled', { reason: 'cancelled', by: BOB }],
     ]);
     const ttl = await store.ctx.redis.ttl(store.ctx.keys.interaction(TENANT, interaction.id));
     expect(ttl).toBeGreaterThan(0);
@@ -923,7 +947,7 @@ describe('cancel', () => {
 
     // Cancelling again changes nothing.
     expect(await store.runs.cancel(run, ALICE, { id: interaction.id, waitReason: 'question' })).toEqual({ status: 'already', runStatus: 'cancelled' });
-    expect(await store.events.lastSeq(TENANT)).toBe(seq + 3);
+    expect(await store.events.lastSeq(TENANT)).toBe(cancelEvents[2].seq);
   });
 
   it('a cancel that names the wrong open interaction is stale and changes nothing', async () => {

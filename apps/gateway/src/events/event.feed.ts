@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ParleyEvent } from '@parley/contracts';
+import type { ParleyEvent, PublishedEvent } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parley/store';
 
@@ -21,8 +21,9 @@ const RETRY_MAX_MS = 10_000;
 /**
  * Live events of the tenants this gateway's sockets subscribed to, in order and without gaps. Redis
  * pub/sub carries them (every tenant's, on one channel); pub/sub may drop messages while this
- * gateway is disconnected, so a gap in a tenant's sequence numbers (or a reconnect) is filled from
- * the tenant's stream before anything newer is handed on. A fill that fails is tried again.
+ * gateway is disconnected, so what a message shows was missed (its tenant's previous seq, which it
+ * names, was not handed on here), or a reconnect, is filled from the tenant's stream before
+ * anything newer is handed on. A fill that fails is tried again.
  */
 @Injectable()
 export class EventFeed implements OnModuleInit, OnModuleDestroy {
@@ -105,17 +106,21 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   }
 
   private onMessage(message: string): void {
-    let event: ParleyEvent;
+    let published: PublishedEvent;
     try {
-      event = JSON.parse(message) as ParleyEvent;
+      published = JSON.parse(message) as PublishedEvent;
     } catch {
       this.logger.warn('ignored a malformed event message');
       return;
     }
+    const { prev, ...event } = published;
+    // Seqs are not consecutive: the message names the tenant's seq before it (one published by an
+    // older release, whose seqs were, does not).
+    const before = prev ?? event.seq - 1;
     this.published.forEach((listener) => listener(event));
     // Tenants no socket here subscribed to are not followed: a later subscribe replays from the stream.
     this.enqueue(event.tenant, async (state) => {
-      if (event.seq > state.lastSeq + 1) {
+      if (before > state.lastSeq) {
         await this.fill(event.tenant, state, event.seq - 1);
       }
       this.deliver(state, event);

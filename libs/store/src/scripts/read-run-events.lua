@@ -31,7 +31,7 @@ if last < lo then
 end
 local packed = redis.call('GETRANGE', KEYS[1], lo * SEQ_BYTES, (last + 1) * SEQ_BYTES - 1)
 for i = 0, last - lo do
-  local id = '0-' .. struct.unpack('>I6', packed, i * SEQ_BYTES + 1)
+  local id = string.format('0-%d', (struct.unpack('>I6', packed, i * SEQ_BYTES + 1)))
   local entry = redis.call('XRANGE', KEYS[2], id, id)[1]
   if entry then
     out[#out + 1] = entry

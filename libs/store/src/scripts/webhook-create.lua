@@ -9,7 +9,7 @@ if count >= tonumber(ARGV[3]) then
   return {'limit', count}
 end
 -- Read in the same step as the write: an event is either before the endpoint or delivered to it.
-local seq = tonumber(redis.call('GET', KEYS[2]) or '0')
+local seq = redis.call('GET', KEYS[2]) or '0'
 local created = redis.pcall('XGROUP', 'CREATE', KEYS[3], ARGV[4], '0-' .. seq, 'MKSTREAM')
 if type(created) == 'table' and created.err and count == 0 then
   -- The group is left from earlier endpoints: skip what nobody subscribed to. Its position is never

@@ -79,18 +79,40 @@ local function appendSeq(runSeqsKey, seq)
   end
 end
 
+-- A tenant's sequence numbers increase strictly but are not consecutive: each is at least the
+-- Redis clock in units of 10 µs since 2026-01-01 (the floor). A Redis restarted from an AOF that lost
+-- its last second rolls the counter back; the floor has moved on meanwhile, so the numbers issued
+-- after the restart are still above every number clients saw before it (as long as the tenant wrote
+-- under 100,000 events/s, the floor's pace). Read once per script: later events take counter + 1.
+local SEQ_EPOCH_S = 1767225600
+local seqFloor = nil
+local function nextSeq()
+  if not seqFloor then
+    local now = redis.call('TIME')
+    seqFloor = (tonumber(now[1]) - SEQ_EPOCH_S) * 100000 + math.floor(tonumber(now[2]) / 10)
+  end
+  local previous = tonumber(redis.call('GET', KEYS[1]) or '0')
+  local seq = math.max(previous + 1, seqFloor)
+  redis.call('SET', KEYS[1], string.format('%d', seq))
+  return seq, previous
+end
+
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
 -- tenant's next sequence number; returns the number. The event is stored once, in the tenant
 -- stream; the run keeps only its seqs (runSeqsKey nil: a run whose keys are gone or expiring).
+-- The message published also names the tenant's previous seq (`prev`), so a subscriber tells a
+-- message it missed from a gap in the numbers.
 local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   owner = owner or ''
-  local seq = redis.call('INCR', KEYS[1])
-  local json = '{"seq":' .. seq .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
+  local seq, previous = nextSeq()
+  -- Formatted, not concatenated: Lua writes numbers of 15 digits and more in exponent notation.
+  local seqText = string.format('%d', seq)
+  local json = '{"seq":' .. seqText .. ',"tenant":' .. cjson.encode(TENANT) .. ',"runId":' .. cjson.encode(runId) ..
     ',"owner":' .. cjson.encode(owner) .. ',"at":' .. cjson.encode(AT) .. ',"type":' .. cjson.encode(eventType) ..
-    ',"data":' .. dataJson .. '}'
+    ',"data":' .. dataJson .. ',"prev":' .. string.format('%d', previous) .. '}'
   -- Stored as fields, not as the JSON: a stream node keeps the field names once for all its
   -- entries, and the seq (the id), the tenant (the key) and the time (ms) are rebuilt on read.
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, '0-' .. seq, 'r', runId, 'o', owner, 'a', AT_MS, 't', eventType, 'd', dataJson)
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, '0-' .. seqText, 'r', runId, 'o', owner, 'a', AT_MS, 't', eventType, 'd', dataJson)
   if runSeqsKey then
     appendSeq(runSeqsKey, seq)
   end
