@@ -83,18 +83,20 @@ end
 -- Redis clock in units of 10 µs since 2026-01-01 (the floor). A Redis restarted from an AOF that lost
 -- its last second rolls the counter back; the floor has moved on meanwhile, so the numbers issued
 -- after the restart are still above every number clients saw before it (as long as the tenant wrote
--- under 100,000 events/s, the floor's pace). Read once per script: later events take counter + 1.
+-- under 100,000 events/s, the floor's pace). The clock and the counter are read once per script
+-- (nothing else runs meanwhile): its later events take the last seq + 1.
 local SEQ_EPOCH_S = 1767225600
-local seqFloor = nil
+local lastSeq, seqFloor = nil, nil
 local function nextSeq()
-  if not seqFloor then
+  if not lastSeq then
     local now = redis.call('TIME')
     seqFloor = (tonumber(now[1]) - SEQ_EPOCH_S) * 100000 + math.floor(tonumber(now[2]) / 10)
+    lastSeq = tonumber(redis.call('GET', KEYS[1]) or '0')
   end
-  local previous = tonumber(redis.call('GET', KEYS[1]) or '0')
-  local seq = math.max(previous + 1, seqFloor)
-  redis.call('SET', KEYS[1], string.format('%d', seq))
-  return seq, previous
+  local previous = lastSeq
+  lastSeq = math.max(previous + 1, seqFloor)
+  redis.call('SET', KEYS[1], string.format('%d', lastSeq))
+  return lastSeq, previous
 end
 
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
