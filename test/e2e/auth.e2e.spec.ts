@@ -71,7 +71,7 @@ describe('tokens from a JWKS', () => {
     expect(await stack.http('GET', '/v1/runs', undefined, token)).toEqual({ status: 200, body: { runs: [], next: null } });
     const client = await stack.connect(token);
     try {
-      expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
     } finally {
       client.close();
     }
@@ -116,7 +116,7 @@ describe('service tokens start runs on behalf of a user', () => {
     let watcher: TestClient | undefined;
     try {
       watcher = await stack.connect(bob);
-      expect(await watcher.subscribe({ runId, since: 0 })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(await watcher.subscribe({ runId, since: 0 })).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
       const question = await stack.waitForQuestion(runId, 20_000, bob);
       await watcher.waitForEvent((e) => e.type === 'interaction.opened' && e.runId === runId, 'the question over socket.io');
 

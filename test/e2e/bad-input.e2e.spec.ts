@@ -636,7 +636,7 @@ describe('socket.io', () => {
     expect([...alice.events, ...bob.events, ...mallory.events]).toEqual([]);
 
     // The same sockets still work: a valid subscribe, a valid answer, then a conflict for a second one.
-    expect(await alice.subscribe({ runId })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    expect(await alice.subscribe({ runId })).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
     expect(await alice.answer(interaction.id, { choice: 2 })).toMatchObject({ ok: true, interaction: { status: 'answered', answer: { labels: ['Party'] } } });
     expectError({ body: await alice.answer(interaction.id, { choice: 1 }) }, null, 'conflict', ['already answered', 'by alice']);
     await alice.waitForEvent((e) => e.type === 'interaction.resolved' && e.runId === runId, 'the resolved event');

@@ -1,5 +1,5 @@
 import type { AnswerBody, ParleyEvent } from '@parley/contracts';
-import { ParleyStore } from '@parley/store';
+import { ParleyStore, type EventPage } from '@parley/store';
 import { EventsGateway } from '../../apps/gateway/src/events/events.gateway';
 import { TestStack, type TestClient } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -19,7 +19,7 @@ describe('the demo agent end to end over socket.io', () => {
   });
 
   it('asks, takes each answer once, writes its file once approved, presents it and finishes', async () => {
-    expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
     const runId = await stack.startRun('demo', 'Plan a team offsite');
     const opened = (n: number) =>
       client.waitForEvent(
@@ -67,7 +67,7 @@ describe('the demo agent end to end over socket.io', () => {
     const answerer = await stack.connect();
     const replayer = await stack.connect();
     try {
-      expect(await answerer.subscribe({ types: ['interaction.opened', 'run.finished', 'interaction.opened'] })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(await answerer.subscribe({ types: ['interaction.opened', 'run.finished', 'interaction.opened'] })).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
       const runId = await stack.startRun('demo', 'Plan a team offsite');
       const answers: AnswerBody[] = [{ choice: 1 }, { text: 'Lisbon, in May' }, { decision: 'allow_once' }, { approved: true }];
       for (const [n, answer] of answers.entries()) {
@@ -82,7 +82,7 @@ describe('the demo agent end to end over socket.io', () => {
 
       const ack = await replayer.subscribe({ runId, since: 0, types: ['interaction.resolved'] });
       const all = (await stack.http<{ events: ParleyEvent[] }>('GET', `/v1/runs/${runId}/events?since=0`)).body.events;
-      expect(ack).toEqual({ ok: true, lastSeq: all[all.length - 1].seq });
+      expect(ack).toEqual({ ok: true, lastSeq: all[all.length - 1].seq, truncated: false });
       expect(replayer.events.map((e) => e.seq)).toEqual(all.filter((e) => e.type === 'interaction.resolved').map((e) => e.seq));
       expect(replayer.events).toHaveLength(4);
     } finally {
@@ -98,7 +98,7 @@ describe('the demo agent end to end over socket.io', () => {
     try {
       const [first, second] = await Promise.all([both.subscribe({ runId, since: 0 }), both.subscribe({ since: 0, types: ['run.finished'] })]);
       expect(first).toMatchObject({ error: { code: 'conflict', message: expect.stringContaining('replaced by a later subscribe') } });
-      expect(second).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(second).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
       expect(both.events.length).toBeGreaterThan(0);
       expect(both.events.every((e) => e.type === 'run.finished')).toBe(true);
       const seqs = both.events.map((e) => e.seq);
@@ -112,7 +112,7 @@ describe('the demo agent end to end over socket.io', () => {
     const socket = await stack.connect();
     try {
       const [first, refused] = await Promise.all([socket.subscribe({ since: 0 }), socket.subscribe({ runId: '00000000-0000-4000-8000-000000000000' })]);
-      expect(first).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(first).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
       expect(refused).toMatchObject({ error: { code: 'not_found' } });
       // The first subscription still delivers live events.
       const runId = await stack.startRun('demo', 'Plan a team offsite');
@@ -125,15 +125,15 @@ describe('the demo agent end to end over socket.io', () => {
 
   it('a subscribe whose replay fails leaves nothing subscribed (no buffer grows), and a subscribe after it works', async () => {
     const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
-    const readTenant = events.readTenant.bind(events);
+    const replayTenant = events.replayTenant.bind(events);
     let failed = false;
     // Only the replay's first read fails (it reads from 0; the live feed reads from where it is).
-    const read = jest.spyOn(events, 'readTenant').mockImplementation((tenant, since, count) => {
+    const read = jest.spyOn(events, 'replayTenant').mockImplementation((tenant, since, count) => {
       if (since === 0 && !failed) {
         failed = true;
         return Promise.reject(new Error('Redis went away'));
       }
-      return readTenant(tenant, since, count);
+      return replayTenant(tenant, since, count);
     });
     const retried = await stack.connect();
     try {
@@ -141,7 +141,7 @@ describe('the demo agent end to end over socket.io', () => {
       const sockets = [...stack.gateway!.get(EventsGateway).namespace.sockets.values()];
       expect(sockets.filter((socket) => socket.id === retried.socket.id).map((socket) => (socket.data as { subscription?: unknown }).subscription)).toEqual([undefined]);
 
-      expect(await retried.subscribe({ since: 0, types: ['run.finished'] })).toEqual({ ok: true, lastSeq: expect.any(Number) });
+      expect(await retried.subscribe({ since: 0, types: ['run.finished'] })).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
       expect(retried.events.length).toBeGreaterThan(0);
     } finally {
       read.mockRestore();
@@ -161,17 +161,17 @@ describe('the demo agent end to end over socket.io', () => {
     await write.exec();
     const reader = await stack.connect(stack.token({ tenant, sub: 'admin-1', role: 'admin' }));
     const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
-    const readTenant = events.readTenant.bind(events);
+    const replayTenant = events.replayTenant.bind(events);
     const gateway = stack.gateway!.get(EventsGateway);
     const writableAtRead: boolean[] = [];
-    const read = jest.spyOn(events, 'readTenant').mockImplementation((t, since, limit) => {
+    const read = jest.spyOn(events, 'replayTenant').mockImplementation((t, since, limit) => {
       if (t === tenant) {
         writableAtRead.push(gateway.namespace.sockets.get(reader.socket.id!)!.conn.transport.writable);
       }
-      return readTenant(t, since, limit);
+      return replayTenant(t, since, limit);
     });
     try {
-      expect(await reader.subscribe({ since: 0 })).toEqual({ ok: true, lastSeq: count });
+      expect(await reader.subscribe({ since: 0 })).toEqual({ ok: true, lastSeq: count, truncated: false });
       await waitFor(() => reader.events.length === count, { message: 'every event replayed' });
       expect(reader.events.map((e) => e.seq)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
       // Three pages (500, 500, 100): the second and third were read with nothing of the page before left to write.
@@ -195,18 +195,18 @@ describe('the demo agent end to end over socket.io', () => {
     const leaving = await stack.connect(stack.token({ tenant, sub: 'admin-1', role: 'admin' }));
     const id = leaving.socket.id!;
     const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
-    const readTenant = events.readTenant.bind(events);
+    const replayTenant = events.replayTenant.bind(events);
     const sockets = stack.gateway!.get(EventsGateway).namespace.sockets;
     let reads = 0;
-    let firstPage: Promise<ParleyEvent[]> | undefined;
+    let firstPage: Promise<EventPage> | undefined;
     // The client leaves while the first page is being read.
-    const read = jest.spyOn(events, 'readTenant').mockImplementation(async (t, since, limit) => {
+    const read = jest.spyOn(events, 'replayTenant').mockImplementation(async (t, since, limit) => {
       if (t !== tenant || ++reads > 1) {
-        return readTenant(t, since, limit);
+        return replayTenant(t, since, limit);
       }
       leaving.close();
       await waitFor(() => !sockets.has(id), { message: 'the gateway to see the socket go' });
-      firstPage = readTenant(t, since, limit);
+      firstPage = replayTenant(t, since, limit);
       return firstPage;
     });
     try {
@@ -234,14 +234,14 @@ describe('the demo agent end to end over socket.io', () => {
     history.set(keys.seq(tenant), 300);
     await history.exec();
     const reader = await stack.connect(stack.token({ tenant, sub: 'admin-1', role: 'admin' }));
-    const readTenant = store.events.readTenant.bind(store.events);
+    const replayTenant = store.events.replayTenant.bind(store.events);
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let held = false;
     // The replay's one page (300 events, all there were) is handed over only after 5,100 live events
     // came in: those only a second read of the stream can deliver.
-    const read = jest.spyOn(store.events, 'readTenant').mockImplementation(async (t, since, limit) => {
-      const page = await readTenant(t, since, limit);
+    const read = jest.spyOn(store.events, 'replayTenant').mockImplementation(async (t, since, limit) => {
+      const page = await replayTenant(t, since, limit);
       if (t === tenant && !held) {
         held = true;
         await gate;
@@ -261,7 +261,7 @@ describe('the demo agent end to end over socket.io', () => {
       const subscription = () => (stack.gateway!.get(EventsGateway).namespace.sockets.get(reader.socket.id!)?.data as { subscription?: { overflowed?: boolean } }).subscription;
       await waitFor(() => subscription()?.overflowed === true, { message: 'the held-back live events to outgrow the buffer' });
       release();
-      expect(await acked).toEqual({ ok: true, lastSeq: 5_400 });
+      expect(await acked).toEqual({ ok: true, lastSeq: 5_400, truncated: false });
       await waitFor(() => reader.events.length >= 5_400, { message: 'every event' });
       expect(reader.events.map((e) => e.seq)).toEqual(Array.from({ length: 5_400 }, (_, i) => i + 1));
     } finally {

@@ -82,7 +82,7 @@ describe("the gateway's live event feed", () => {
     expect(feed.tracked).toBe(0);
 
     const visitor = await stack.connect(stack.token({ tenant: 'visiting', sub: 'v' }));
-    expect(await visitor.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    expect(await visitor.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
     expect(feed.tracked).toBe(1);
     visitor.close();
     await waitFor(() => feed.tracked === 0, { message: 'the tenant left behind' });

@@ -15,7 +15,7 @@ describe('shutting a gateway down (SIGTERM → app.close())', () => {
 
   it('drops its live sockets, and a client that never finishes its request cannot hold the shutdown past the grace period', async () => {
     const client = await stack.connect();
-    expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number) });
+    expect(await client.subscribe({})).toEqual({ ok: true, lastSeq: expect.any(Number), truncated: false });
     const disconnected = new Promise<string>((resolve) => client.socket.once('disconnect', resolve));
 
     // Half a request: Node's HTTP server would wait for the rest for a minute (headersTimeout).

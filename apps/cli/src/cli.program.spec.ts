@@ -903,6 +903,32 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(types).toEqual(['run.created', 'run.status', 'message.delta', 'message.delta', 'message', 'run.finished']);
     });
 
+    it('says when events it would print were trimmed from the stream, over HTTP and when it subscribes', async () => {
+      gateway.onRunStarted = (run) => gateway.say(run.id, 'early');
+      expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
+      const run = await startedRun();
+      await waitFor(() => gateway.events.some((event) => event.type === 'message'), 'the early message');
+      gateway.trimmedUpTo = gateway.events.find((event) => event.type === 'message')!.seq;
+      const printed = cli('logs', run.id);
+      expect(await printed.exit).toBe(0);
+      expect(printed.out).not.toContain('run.created');
+      expect(printed.err).toBe(`events of run ${run.id} after #0 were trimmed from the event stream: they are not shown\n`);
+
+      // Events said and trimmed between the HTTP read and the subscription.
+      gateway.onSubscribe = () => {
+        gateway.onSubscribe = () => undefined;
+        gateway.say(run.id, 'missed');
+        gateway.trimmedUpTo = gateway.events.at(-1)!.seq;
+        setImmediate(() => gateway.finish(run.id, 'done'));
+      };
+      const following = cli('logs', run.id, '-f');
+      expect(await following.exit).toBe(0);
+      expect(following.out).not.toContain('missed');
+      expect(following.out).toMatch(/run\.finished\s+finish: done$/m);
+      // Nothing was left to print over HTTP: the subscription replays from #0.
+      expect(following.err).toContain('events after #0 were trimmed from the event stream before they could be replayed: they are skipped\n');
+    });
+
     it('-f follows live events until the run ends', async () => {
       expect(await cli('run', 'echo', 'x', '--detach').exit).toBe(0);
       const run = await startedRun();

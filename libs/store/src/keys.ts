@@ -20,6 +20,10 @@ export class RedisKeys {
   tenantEvents(tenant: string): string {
     return `${this.tenant(tenant)}:events`;
   }
+  /** The seq of the newest event trimmed from the tenant stream (a string, kept by emit.lua, named after seq() there). */
+  trimmedEvents(tenant: string): string {
+    return `${this.tenant(tenant)}:trimmed`;
+  }
   runIndex(tenant: string): string {
     return `${this.tenant(tenant)}:runs`;
   }

@@ -846,6 +846,51 @@ describe('run replay', () => {
     await admin.xtrim(store.ctx.keys.tenantEvents(TENANT), 'MINID', `0-${cut}`);
     expect(await store.events.readRun(TENANT, first.runId, 0, 2)).toEqual(ofFirst.slice(3, 5));
     expect(await store.events.readRun(TENANT, first.runId, 0, 1000)).toEqual(ofFirst.slice(3));
+    // Trimmed as an older release did (no record of the newest trimmed): the oldest entry tells.
+    expect(await store.events.replayRun(TENANT, first.runId, 0, 1000)).toEqual({ events: ofFirst.slice(3), truncated: true });
+    expect(await store.events.replayRun(TENANT, first.runId, ofFirst[1].seq, 1000)).toEqual({ events: ofFirst.slice(3), truncated: true });
+    expect(await store.events.replayRun(TENANT, first.runId, ofFirst[2].seq, 1000)).toEqual({ events: ofFirst.slice(3), truncated: false });
+  });
+
+  it('trims the tenant stream itself, keeping the newest trimmed seq, and a replay from before it says events are missing', async () => {
+    const store = makeStore({ eventsMaxLen: 100 });
+    const runs = [await newRun(store), await newRun(store)];
+    const leases = [await acquire(store, runs[0]), await acquire(store, runs[1])];
+    const k = store.ctx.keys;
+    expect(await store.events.replayTenant(TENANT, 0, 1000)).toMatchObject({ truncated: false });
+    for (let i = 0; i < 110; i++) {
+      for (const lease of leases) {
+        await store.runs.append(lease, null, [{ type: 'message', data: { text: `${i}` } }]);
+      }
+    }
+    const length = await admin.xlen(k.tenantEvents(TENANT));
+    expect(length).toBeGreaterThanOrEqual(100);
+    expect(length).toBeLessThan(200);
+    const seqsOf = async (runId: string): Promise<number[]> => {
+      const packed = await admin.getBuffer(k.runEventSeqs(TENANT, runId));
+      return Array.from({ length: packed!.length / 6 }, (_, i) => packed!.readUIntBE(i * 6, 6));
+    };
+    const [ofFirst, ofSecond] = [await seqsOf(runs[0].runId), await seqsOf(runs[1].runId)];
+    const all = [...ofFirst, ...ofSecond].sort((a, b) => a - b);
+    expect(all).toHaveLength(2 * 113);
+    const [[oldestId]] = await admin.xrange(k.tenantEvents(TENANT), '-', '+', 'COUNT', 1);
+    const oldest = Number(oldestId.slice(2));
+    const newestTrimmed = all[all.indexOf(oldest) - 1];
+    expect(Number(await admin.get(k.trimmedEvents(TENANT)))).toBe(newestTrimmed);
+
+    const kept = await store.events.readTenant(TENANT, 0, 1000);
+    expect(kept[0].seq).toBe(oldest);
+    expect(await store.events.replayTenant(TENANT, 0, 1000)).toEqual({ events: kept, truncated: true });
+    expect(await store.events.replayTenant(TENANT, all[all.indexOf(newestTrimmed) - 1], 1000)).toEqual({ events: kept, truncated: true });
+    expect(await store.events.replayTenant(TENANT, newestTrimmed, 1000)).toEqual({ events: kept, truncated: false });
+    expect(await store.events.replayTenant(TENANT, oldest, 1000)).toEqual({ events: kept.slice(1), truncated: false });
+
+    // A run's replay is truncated only by its own events trimmed.
+    const firstKept = kept.filter((e) => e.runId === runs[0].runId);
+    const firstTrimmed = ofFirst.filter((seq) => seq < oldest);
+    expect(await store.events.replayRun(TENANT, runs[0].runId, 0, 1000)).toEqual({ events: firstKept, truncated: true });
+    expect(await store.events.replayRun(TENANT, runs[0].runId, firstTrimmed.at(-2)!, 1000)).toEqual({ events: firstKept, truncated: true });
+    expect(await store.events.replayRun(TENANT, runs[0].runId, firstTrimmed.at(-1)!, 1000)).toEqual({ events: firstKept, truncated: false });
   });
 
   it("keeps a long run's newest seqs, as many as the stream keeps", async () => {

@@ -34,7 +34,8 @@ const DEFAULT_RUNS_LIMIT = 50;
 const LISTING_CALLS = 20;
 const RunsReply = z.object({ runs: z.array(RunSchema), next: z.string().nullish() });
 const RunDetailReply = z.object({ run: RunSchema, interaction: InteractionSchema.nullish() });
-const EventsReply = z.object({ events: z.array(RawEventSchema) });
+// `truncated`: events after `since` were trimmed from the stream (gateways before 2026-11-30 do not say).
+const EventsReply = z.object({ events: z.array(RawEventSchema), truncated: z.boolean().default(false) });
 const LogReply = z.object({ entries: z.array(LogEntrySchema) });
 const InteractionsReply = z.object({ interactions: z.array(InteractionSchema) });
 const InteractionReply = z.object({ interaction: InteractionSchema });
@@ -103,8 +104,8 @@ export class ApiClient {
     return reply.interaction ? { run: reply.run, interaction: reply.interaction } : { run: reply.run };
   }
 
-  async listEvents(runId: string, query: { since?: number; limit?: number } = {}): Promise<RawEvent[]> {
-    return (await this.request('GET', `/v1/runs/${segment(runId)}/events`, EventsReply, { query })).events;
+  async listEvents(runId: string, query: { since?: number; limit?: number } = {}): Promise<{ events: RawEvent[]; truncated: boolean }> {
+    return this.request('GET', `/v1/runs/${segment(runId)}/events`, EventsReply, { query });
   }
 
   async getLog(runId: string): Promise<LogEntry[]> {

@@ -18,6 +18,8 @@ const DEFAULT_MAX_REFUSALS = 20;
 const RetryAfterSchema = z.object({ retryAfterSecs: z.number().min(0) });
 
 const AnswerAckSchema = z.object({ ok: z.literal(true), interaction: InteractionSchema });
+// `truncated`: events after `since` were trimmed from the stream (gateways before 2026-11-30 do not say).
+const SubscribeAckSchema = z.object({ ok: z.literal(true), lastSeq: z.number(), truncated: z.boolean().optional() });
 
 export interface EventStreamOptions {
   baseUrl: string;
@@ -148,6 +150,9 @@ export class EventStream {
       if (failure.success) {
         this.fatal(ApiError.fromBody(failure.data));
         return;
+      }
+      if (SubscribeAckSchema.safeParse(ack).data?.truncated) {
+        this.options.onNotice(`events after #${message.since} were trimmed from the event stream before they could be replayed: they are skipped`);
       }
       this.options.onSubscribed?.();
     });

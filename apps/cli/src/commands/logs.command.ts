@@ -35,7 +35,7 @@ export function registerLogsCommand(program: Command, action: ActionFactory): vo
         const options = cmd.opts<LogsOptions>();
         const log = eventLog(ctx, options.deltas === true);
         const api = ctx.api();
-        await printPages(api, runId, log);
+        await printPages(ctx, api, runId, log);
         if (options.follow !== true || log.ended) {
           return EXIT.ok;
         }
@@ -76,11 +76,15 @@ function eventLog(ctx: CliContext, deltas: boolean): EventLog {
   };
 }
 
-async function printPages(api: ApiClient, runId: string, log: EventLog): Promise<void> {
+async function printPages(ctx: CliContext, api: ApiClient, runId: string, log: EventLog): Promise<void> {
   for (;;) {
-    const page = await api.listEvents(runId, { since: log.lastSeq, limit: PAGE_SIZE });
-    page.forEach(log.print);
-    if (page.length < PAGE_SIZE) {
+    const since = log.lastSeq;
+    const page = await api.listEvents(runId, { since, limit: PAGE_SIZE });
+    if (page.truncated) {
+      ctx.warn(`events of run ${runId} after #${since} were trimmed from the event stream: they are not shown`);
+    }
+    page.events.forEach(log.print);
+    if (page.events.length < PAGE_SIZE) {
       return;
     }
   }
@@ -91,7 +95,7 @@ async function printPages(api: ApiClient, runId: string, log: EventLog): Promise
  * read), and a note when its end event is not among them (trimmed from the stream).
  */
 async function printEnded(ctx: CliContext, api: ApiClient, runId: string, log: EventLog, status: RunStatus): Promise<void> {
-  await printPages(api, runId, log);
+  await printPages(ctx, api, runId, log);
   if (!log.ended) {
     ctx.warn(`run ${runId} has ended (${status}); its last events were trimmed from the event stream`);
   }

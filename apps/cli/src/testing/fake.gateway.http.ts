@@ -59,7 +59,9 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
           this.mustGetRun(id);
           const since = Number(query.get('since') ?? 0);
           const limit = Number(query.get('limit') ?? 1000);
-          return reply(200, { events: this.events.filter((event) => event.runId === id && event.seq > since).slice(0, limit) });
+          const missing = this.events.some((event) => event.runId === id && event.seq > since && event.seq <= this.trimmedUpTo);
+          const kept = this.events.filter((event) => event.runId === id && event.seq > Math.max(since, this.trimmedUpTo));
+          return reply(200, { events: kept.slice(0, limit), truncated: missing });
         }
         case 'GET v1/runs/:id/log':
           this.mustGetRun(id);

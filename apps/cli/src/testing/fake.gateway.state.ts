@@ -72,6 +72,8 @@ export abstract class FakeGatewayState {
   rejectAnswers = 0;
   /** Misbehave by replaying from the start on every subscribe, to prove the client dedupes. */
   replayEverything = false;
+  /** Events up to this seq were trimmed from the stream: replays and pages skip them and say so. */
+  trimmedUpTo = 0;
   url = '';
 
   protected seq = 0;

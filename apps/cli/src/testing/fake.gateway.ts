@@ -96,10 +96,12 @@ export class FakeGateway extends FakeGatewayHttp {
         this.onSubscribe(subscribe);
         this.subscribes.push(subscribe);
         this.subscribers.set(socket.id, { socket, runId: subscribe.runId });
-        ack({ ok: true, lastSeq: this.seq });
         const since = this.replayEverything ? 0 : (subscribe.since ?? this.seq);
+        const ofSubscription = (event: ParleyEvent): boolean => subscribe.runId === undefined || subscribe.runId === event.runId;
+        const truncated = this.events.some((event) => ofSubscription(event) && event.seq > since && event.seq <= this.trimmedUpTo);
+        ack({ ok: true, lastSeq: this.seq, truncated });
         for (const event of this.events) {
-          if (event.seq > since && (subscribe.runId === undefined || subscribe.runId === event.runId)) {
+          if (event.seq > Math.max(since, this.trimmedUpTo) && ofSubscription(event)) {
             socket.emit(SOCKET.event, event);
           }
         }

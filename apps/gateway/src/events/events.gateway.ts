@@ -223,7 +223,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
    * message is refused changes nothing.
    */
   @SubscribeMessage(SOCKET.subscribe)
-  async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number }>> {
+  async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number; truncated: boolean }>> {
     let subscription: Subscription | undefined;
     try {
       const message = parseOrThrow(SubscribeMessageSchema, body ?? {}, 'subscribe message');
@@ -255,15 +255,16 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
         buffer: [],
       };
       data(socket).subscription = subscription;
+      let truncated = false;
       do {
         // A slow client's replay can outlast what the buffer holds of a busy tenant: then read on from the stream.
         subscription.overflowed = false;
-        await this.replay(socket, user.tenant, subscription, overtaken);
+        truncated = (await this.replay(socket, user.tenant, subscription, overtaken)) || truncated;
       } while (subscription.overflowed);
       const buffered = subscription.buffer ?? [];
       subscription.buffer = null;
       buffered.forEach((event) => this.deliver(socket, subscription!, event));
-      return { ok: true, lastSeq: subscription.lastSeq };
+      return { ok: true, lastSeq: subscription.lastSeq, truncated };
     } catch (error) {
       if (subscription && data(socket).subscription === subscription) {
         data(socket).subscription = undefined;
@@ -327,21 +328,26 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     }
   }
 
-  /** `overtaken` throws when a later subscribe came: this replay stops there. */
-  private async replay(socket: Socket, tenant: string, subscription: Subscription, overtaken: () => void): Promise<void> {
+  /**
+   * `overtaken` throws when a later subscribe came: this replay stops there. True when events it
+   * should have sent were trimmed from the stream before it could read them.
+   */
+  private async replay(socket: Socket, tenant: string, subscription: Subscription, overtaken: () => void): Promise<boolean> {
+    let truncated = false;
     for (;;) {
       const page = subscription.runId
-        ? await this.store.events.readRun(tenant, subscription.runId, subscription.lastSeq, REPLAY_PAGE)
-        : await this.store.events.readTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
+        ? await this.store.events.replayRun(tenant, subscription.runId, subscription.lastSeq, REPLAY_PAGE)
+        : await this.store.events.replayTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
       overtaken();
-      for (const event of page) {
+      truncated ||= page.truncated;
+      for (const event of page.events) {
         if (matches(subscription, event)) {
           socket.emit(SOCKET.event, event);
         }
         subscription.lastSeq = event.seq;
       }
-      if (page.length < REPLAY_PAGE) {
-        return;
+      if (page.events.length < REPLAY_PAGE) {
+        return truncated;
       }
       // The next page once this one is written out: a client that reads slowly holds its replay back,
       // instead of the gateway holding the whole stream in memory for it.

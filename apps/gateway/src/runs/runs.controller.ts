@@ -55,9 +55,9 @@ export class RunsController {
   }
 
   @Get(':id/events')
-  async events(@User() user: TokenClaims, @Param('id') id: string, @Query() query: unknown): Promise<{ events: ParleyEvent[] }> {
+  async events(@User() user: TokenClaims, @Param('id') id: string, @Query() query: unknown): Promise<{ events: ParleyEvent[]; truncated: boolean }> {
     const { since, limit } = parseQuery(EventsQuerySchema, query);
-    return { events: await this.runs.events(user, runId(id), since, limit) };
+    return this.runs.events(user, runId(id), since, limit);
   }
 
   @Get(':id/log')

@@ -11,14 +11,13 @@ import {
   type AuditEntry,
   type Interaction,
   type LogEntry,
-  type ParleyEvent,
   type Run,
   type RunStatus,
   type StartRunBody,
   type TokenClaims,
 } from '@parley/contracts';
 import { ReplyLostError, type ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type NewRun, type PostMessageResult, type RunPage } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type EventPage, type NewRun, type PostMessageResult, type RunPage } from '@parley/store';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -149,9 +148,9 @@ export class RunsService {
     return interaction?.status === 'open' ? interaction : undefined;
   }
 
-  async events(user: TokenClaims, runId: string, since: number, limit: number): Promise<ParleyEvent[]> {
+  async events(user: TokenClaims, runId: string, since: number, limit: number): Promise<EventPage> {
     await this.get(user, runId);
-    return this.store.events.readRun(user.tenant, runId, since, limit);
+    return this.store.events.replayRun(user.tenant, runId, since, limit);
   }
 
   async log(user: TokenClaims, runId: string): Promise<LogEntry[]> {

@@ -1,33 +1,40 @@
 -- read-run-events: a run's events after a sequence number, read from the tenant stream through the
--- run's seqs. Events the tenant stream has trimmed away are skipped.
+-- run's seqs. Events the tenant stream has trimmed away are skipped, and said so.
 -- KEYS[1] the run's event seqs (string of 6-byte big-endian numbers, ascending)  KEYS[2] tenant event stream
+-- KEYS[3] the seq of the newest event trimmed from the tenant stream
 -- ARGV[1] since (seq; only later events)  ARGV[2] limit
--- Result: the events' stream entries ({id, fields}), oldest first (at most limit)
+-- Result: {truncated, entries}: truncated 1 when the run had events after since that the stream no
+--   longer holds, else 0; entries the events' stream entries ({id, fields}), oldest first (at most limit)
 local SEQ_BYTES = 6
 local since, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
-if not oldest then
-  return {}
-end
-local floor = math.max(since, tonumber(string.match(oldest[1], '%d+$')) - 1)
-local function seqAt(i)
-  return struct.unpack('>I6', redis.call('GETRANGE', KEYS[1], i * SEQ_BYTES, i * SEQ_BYTES + SEQ_BYTES - 1))
-end
--- Binary search for the first seq above the floor.
 local count = redis.call('STRLEN', KEYS[1]) / SEQ_BYTES
-local lo, hi = 0, count
-while lo < hi do
-  local mid = math.floor((lo + hi) / 2)
-  if seqAt(mid) > floor then
-    hi = mid
-  else
-    lo = mid + 1
-  end
+local function seqAt(i)
+  return (struct.unpack('>I6', redis.call('GETRANGE', KEYS[1], i * SEQ_BYTES, i * SEQ_BYTES + SEQ_BYTES - 1)))
 end
+-- Binary search: the index of the run's first seq above `above` (count when none is).
+local function firstAbove(above)
+  local lo, hi = 0, count
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if seqAt(mid) > above then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  return lo
+end
+-- Below the floor the stream holds nothing: the newest event trimmed, or before its oldest entry
+-- (a stream trimmed by an older release, which kept no record of it).
+local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
+local trimmed = tonumber(redis.call('GET', KEYS[3]) or '0')
+local floor = math.max(since, trimmed, oldest and tonumber(string.match(oldest[1], '%d+$')) - 1 or math.huge)
+local lo = firstAbove(floor)
+local truncated = floor > since and firstAbove(since) < lo and 1 or 0
 local out = {}
 local last = math.min(count, lo + limit) - 1
 if last < lo then
-  return out
+  return {truncated, out}
 end
 local packed = redis.call('GETRANGE', KEYS[1], lo * SEQ_BYTES, (last + 1) * SEQ_BYTES - 1)
 for i = 0, last - lo do
@@ -37,4 +44,4 @@ for i = 0, last - lo do
     out[#out + 1] = entry
   end
 end
-return out
+return {truncated, out}

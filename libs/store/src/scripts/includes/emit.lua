@@ -3,17 +3,19 @@
 --   KEYS[1] tenant sequence counter   KEYS[2] tenant event stream   KEYS[3] the run's event seqs (packed string)
 --   ARGV[1] tenant  ARGV[2] run id  ARGV[3] run owner  ARGV[4] ISO time  ARGV[5] stream MAXLEN
 --   ARGV[6] fan-out channel  ARGV[7] now (epoch ms)
--- Five tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
+-- Six tenant keys are named after KEYS[1] ("<tenant tag>:seq" -> "<tenant tag>:<name>"): same
 -- hash tag, so the same cluster slot. The gauges hash (parked runs, open interactions by kind, for
 -- /metrics), the deadline timer (the due time of the earliest timer job scheduled for the
 -- tenant's open interactions, which its open-interaction index orders by deadline), the in-flight
--- runs, the active runs and the runs whose sub-agents are still to be stopped (zsets of run ids).
+-- runs, the active runs, the runs whose sub-agents are still to be stopped (zsets of run ids) and
+-- the seq of the newest event trimmed from the tenant stream.
 local TENANT, RUN_ID, OWNER, AT = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local MAXLEN, CHANNEL, NOW_MS = ARGV[5], ARGV[6], tonumber(ARGV[7])
 -- Times in run and interaction hashes are epoch ms (shorter than ISO); events carry the ISO time.
 local AT_MS = ARGV[7]
 local TENANT_TAG = string.sub(KEYS[1], 1, -4)
 local GAUGES = TENANT_TAG .. 'gauges'
+local TRIMMED = TENANT_TAG .. 'trimmed'
 local DEADLINE_TIMER = TENANT_TAG .. 'deadline-timer'
 local INFLIGHT = TENANT_TAG .. 'inflight'
 local ACTIVE_RUNS = TENANT_TAG .. 'active-runs'
@@ -99,6 +101,21 @@ local function nextSeq()
   return lastSeq, previous
 end
 
+-- The tenant stream keeps about MAXLEN events. This script trims it (not XADD's MAXLEN ~) once it
+-- holds TRIM_SLACK more, a few pages at most per call, and keeps the seq of the newest event trimmed
+-- in TRIMMED: a replay from below it is told that events are missing.
+local TRIM_SLACK, TRIM_MOST = 100, 1000
+local function trimEvents()
+  local excess = redis.call('XLEN', KEYS[2]) - tonumber(MAXLEN)
+  if excess < TRIM_SLACK then
+    return
+  end
+  local doomed = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', math.min(excess, TRIM_MOST))
+  local newest = tonumber(string.match(doomed[#doomed][1], '%d+$'))
+  redis.call('XTRIM', KEYS[2], 'MINID', string.format('0-%d', newest + 1))
+  redis.call('SET', TRIMMED, string.format('%d', newest))
+end
+
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
 -- tenant's next sequence number; returns the number. The event is stored once, in the tenant
 -- stream; the run keeps only its seqs (runSeqsKey nil: a run whose keys are gone or expiring).
@@ -114,7 +131,8 @@ local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
     ',"data":' .. dataJson .. ',"prev":' .. string.format('%d', previous) .. '}'
   -- Stored as fields, not as the JSON: a stream node keeps the field names once for all its
   -- entries, and the seq (the id), the tenant (the key) and the time (ms) are rebuilt on read.
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', MAXLEN, '0-' .. seqText, 'r', runId, 'o', owner, 'a', AT_MS, 't', eventType, 'd', dataJson)
+  redis.call('XADD', KEYS[2], '0-' .. seqText, 'r', runId, 'o', owner, 'a', AT_MS, 't', eventType, 'd', dataJson)
+  trimEvents()
   if runSeqsKey then
     appendSeq(runSeqsKey, seq)
   end
