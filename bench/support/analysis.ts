@@ -60,8 +60,11 @@ function bullShare(c: CycleResults): number {
   return flow ? (flow.runJobs + flow.timerJobs) * c.bullCosts.commands : Number.NaN;
 }
 
-/** Each event is an INCR, an XADD, an append to the run's seqs and a PUBLISH inside the script that makes the change. */
-const COMMANDS_PER_EVENT = 4;
+/**
+ * Each event is a SET of the tenant's seq, an XADD and an XLEN (the stream's cap), an append to the run's seqs and
+ * a PUBLISH inside the script that makes the change (and, once per script, a TIME and a GET of the seq).
+ */
+const COMMANDS_PER_EVENT = 5;
 
 function cycleNotes(r: Results, c: CycleResults): string[] {
   const one = c.throughput.oneWorker;
@@ -94,7 +97,7 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
       (flow
         ? ` It moves ${flow.runJobs.toFixed(2)} \`runs\` jobs (one per answer, plus the start) and ${flow.timerJobs.toFixed(2)} deadline timer jobs; at the ` +
           `${c.bullCosts.commands.toFixed(0)} commands of the bare BullMQ round trip (§1) that is about ${bullShare(c).toFixed(0)} commands of BullMQ's. ` +
-          `It writes ${flow.events.toFixed(2)} events, each an \`INCR\`, one \`XADD\` (tenant stream), an append to the run's seqs and a \`PUBLISH\`: ` +
+          `It writes ${flow.events.toFixed(2)} events, each a \`SET\` of the tenant's seq, one \`XADD\` (tenant stream) and an \`XLEN\` (its cap), an append to the run's seqs and a \`PUBLISH\`: ` +
           `${(flow.events * COMMANDS_PER_EVENT).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT).toFixed(0)} are Parley's ` +
           'scripts and reads (run hash, log, interaction, lease, the deadline filing).'
         : ''),

@@ -377,8 +377,8 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('');
     const flow = c.throughput.oneWorker.flow;
     if (flow) {
-      out.push(`What a cycle moves (Parley, 1 loop-worker, measured over the same window): ${n2(flow.events)} events (the tenant's \`seq\``);
-      out.push('delta; each is an `INCR`, one `XADD` to the tenant stream, an append to the run\'s seqs and a `PUBLISH`, inside');
+      out.push(`What a cycle moves (Parley, 1 loop-worker, measured over the same window): ${n2(flow.events)} events (the tenant stream's`);
+      out.push('`entries-added` delta; each is a `SET` of the tenant\'s seq, one `XADD` to the tenant stream and an `XLEN`, an append to the run\'s seqs and a `PUBLISH`, inside');
       out.push(`the script that makes the change), ${n2(flow.runJobs)} \`runs\` jobs (one per answer, plus the start), ${n2(flow.timerJobs)} deadline timer jobs.`);
       out.push('');
     }

@@ -35,7 +35,7 @@ describe("the gateway's live event feed", () => {
       await subscriber.unsubscribe(channel);
       expect((await stack.http('POST', `/v1/runs/${runId}/messages`, { text: 'missed' })).status).toBe(202);
       await subscriber.subscribe(channel);
-      const read = jest.spyOn(store.events, 'readTenant').mockRejectedValueOnce(new Error('Redis went away'));
+      const read = jest.spyOn(store.events, 'replayTenant').mockRejectedValueOnce(new Error('Redis went away'));
       try {
         expect((await stack.http('POST', `/v1/runs/${runId}/messages`, { text: 'reveals the gap' })).status).toBe(202);
         await waitFor(() => read.mock.calls.length >= 2, { message: 'the fill tried again' });
@@ -56,7 +56,7 @@ describe("the gateway's live event feed", () => {
     const client = await stack.connect();
     await client.subscribe({});
     // From here on: the subscribe's replay is done.
-    const read = jest.spyOn(store.events, 'readTenant');
+    const read = jest.spyOn(store.events, 'replayTenant');
     try {
       const runId = await stack.startRun('asker');
       await stack.waitForQuestion(runId);

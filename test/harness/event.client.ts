@@ -68,7 +68,7 @@ export class EventClient {
 
   /**
    * Sequence numbers received more than once, and those of `stored` (the tenant's stream, in order)
-   * missing between the first and the last received: seqs are not consecutive.
+   * missing after the first received, up to the last covered (received, or acked): seqs are not consecutive.
    */
   gapsAndDuplicates(stored: number[]): { gaps: number[]; duplicates: number[] } {
     const seen = new Set<number>();
@@ -79,10 +79,8 @@ export class EventClient {
       }
       seen.add(seq);
     }
-    const received = this.seqs();
-    const first = Math.min(...received);
-    const last = Math.max(...received);
-    const gaps = stored.filter((seq) => seq > first && seq < last && !seen.has(seq));
+    const first = this.seqs().reduce((lowest, seq) => Math.min(lowest, seq), Infinity);
+    const gaps = stored.filter((seq) => seq > first && seq <= this.lastSeq && !seen.has(seq));
     return { gaps, duplicates };
   }
 

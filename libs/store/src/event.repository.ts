@@ -47,7 +47,7 @@ export class EventRepository {
   replayRun(tenant: string, runId: string, since: number, limit: number): Promise<EventPage> {
     const { keys, scripts } = this.ctx;
     return readPage(tenant, since, limit, async (after, count) => {
-      const [truncated, entries] = (await scripts.run('readRunEvents', [keys.runEventSeqs(tenant, runId), keys.tenantEvents(tenant), keys.trimmedEvents(tenant)], [after, count])) as [
+      const [truncated, entries] = (await scripts.run('readRunEvents', [keys.runEventSeqs(tenant, runId), keys.tenantEvents(tenant), keys.trimmedEvents(tenant), keys.run(tenant, runId)], [after, count])) as [
         number,
         StreamEntry[],
       ];

@@ -23,7 +23,7 @@ const SCRIPTS = {
   cancelRun: { file: 'cancel-run.lua', keys: -1 },
   resolveInteraction: { file: 'resolve-interaction.lua', keys: 10 },
   claimInteraction: { file: 'claim-interaction.lua', keys: 4 },
-  readRunEvents: { file: 'read-run-events.lua', keys: 3, repeatable: true },
+  readRunEvents: { file: 'read-run-events.lua', keys: 4, repeatable: true },
   rearmDeadlineTimer: { file: 'rearm-deadline-timer.lua', keys: 2 },
   expireDue: { file: 'expire-due.lua', keys: 5 },
   workspaceEffect: { file: 'workspace-effect.lua', keys: 3 },

@@ -909,6 +909,15 @@ describe('run replay', () => {
     expect(replay.length).toBeGreaterThanOrEqual(100);
     expect(replay).toEqual(stream.slice(-replay.length));
     expect(replay.at(-1)).toMatchObject({ type: 'message', data: { text: 'm299' } });
+
+    // 303 events: the stream was last trimmed at its 300th (it holds the 201st on), the seqs at the
+    // 302nd (they hold the 203rd on): the 202nd is in the stream but no longer among the run's seqs.
+    expect(stream).toHaveLength(103);
+    const cut = Number(await admin.hget(store.ctx.keys.run(TENANT, run.runId), 'seqsCut'));
+    expect(cut).toBe(stream[1].seq);
+    expect(await store.events.replayRun(TENANT, run.runId, 0, 1000)).toEqual({ events: stream.slice(2), truncated: true });
+    expect(await store.events.replayRun(TENANT, run.runId, stream[0].seq, 1000)).toEqual({ events: stream.slice(2), truncated: true });
+    expect(await store.events.replayRun(TENANT, run.runId, cut, 1000)).toEqual({ events: stream.slice(2), truncated: false });
   });
 });
 

@@ -140,7 +140,12 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
 
   private async fill(tenant: string, state: TenantFeed, upTo: number): Promise<void> {
     for (;;) {
-      const missed = await this.store.events.readTenant(tenant, state.lastSeq, 500);
+      const after = state.lastSeq;
+      const { events: missed, truncated } = await this.store.events.replayTenant(tenant, after, 500);
+      if (truncated) {
+        // Away longer than the stream keeps events: its sockets never get those (a resubscribe is told).
+        this.logger.warn(`events of ${tenant} after #${after} were trimmed from the stream before this gateway could hand them on`);
+      }
       const wanted = missed.filter((e) => e.seq <= upTo);
       wanted.forEach((e) => this.deliver(state, e));
       if (missed.length < 500 || wanted.length < missed.length) {

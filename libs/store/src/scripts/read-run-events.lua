@@ -1,10 +1,11 @@
 -- read-run-events: a run's events after a sequence number, read from the tenant stream through the
 -- run's seqs. Events the tenant stream has trimmed away are skipped, and said so.
 -- KEYS[1] the run's event seqs (string of 6-byte big-endian numbers, ascending)  KEYS[2] tenant event stream
--- KEYS[3] the seq of the newest event trimmed from the tenant stream
+-- KEYS[3] the seq of the newest event trimmed from the tenant stream  KEYS[4] the run hash (`seqsCut`:
+-- the newest seq cut from the run's seqs, kept to the newest MAXLEN)
 -- ARGV[1] since (seq; only later events)  ARGV[2] limit
--- Result: {truncated, entries}: truncated 1 when the run had events after since that the stream no
---   longer holds, else 0; entries the events' stream entries ({id, fields}), oldest first (at most limit)
+-- Result: {truncated, entries}: truncated 1 when the run had events after since that the stream (or
+--   its seqs) no longer holds, else 0; entries the events' stream entries ({id, fields}), oldest first (at most limit)
 local SEQ_BYTES = 6
 local since, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local count = redis.call('STRLEN', KEYS[1]) / SEQ_BYTES
@@ -30,7 +31,8 @@ local oldest = redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', 1)[1]
 local trimmed = tonumber(redis.call('GET', KEYS[3]) or '0')
 local floor = math.max(since, trimmed, oldest and tonumber(string.match(oldest[1], '%d+$')) - 1 or math.huge)
 local lo = firstAbove(floor)
-local truncated = floor > since and firstAbove(since) < lo and 1 or 0
+local cut = tonumber(redis.call('HGET', KEYS[4], 'seqsCut') or '0')
+local truncated = (since < cut or (floor > since and firstAbove(since) < lo)) and 1 or 0
 local out = {}
 local last = math.min(count, lo + limit) - 1
 if last < lo then

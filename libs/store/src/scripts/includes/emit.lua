@@ -71,13 +71,22 @@ end
 
 -- A run's event seqs are one string of 6-byte big-endian numbers, oldest first: the smallest form
 -- Redis keeps them in (a list costs twice as much, a stream of its own ~4.7 KB, since Redis
--- preallocates a stream's newest node). Trimmed to the newest MAXLEN, 100 seqs at a time.
+-- preallocates a stream's newest node). Trimmed to the newest MAXLEN, 100 seqs at a time; the newest
+-- seq cut goes on the run's hash (`seqsCut`, the hash is "<run>" where the seqs are "<run>:seqs"), so
+-- a replay from below it is told events are missing.
 local SEQ_BYTES = 6
 local function appendSeq(runSeqsKey, seq)
   local length = redis.call('APPEND', runSeqsKey, struct.pack('>I6', seq))
   local keep = tonumber(MAXLEN) * SEQ_BYTES
   if length > keep + 100 * SEQ_BYTES then
-    redis.call('SET', runSeqsKey, redis.call('GETRANGE', runSeqsKey, length - keep, -1), 'KEEPTTL')
+    local cut = length - keep
+    local runKey = string.sub(runSeqsKey, 1, -6)
+    -- Not on a hash that has expired (it would come back without its TTL).
+    if redis.call('EXISTS', runKey) == 1 then
+      local newestCut = struct.unpack('>I6', redis.call('GETRANGE', runSeqsKey, cut - SEQ_BYTES, cut - 1))
+      redis.call('HSET', runKey, 'seqsCut', string.format('%d', newestCut))
+    end
+    redis.call('SET', runSeqsKey, redis.call('GETRANGE', runSeqsKey, cut, -1), 'KEEPTTL')
   end
 end
 
@@ -104,7 +113,7 @@ end
 -- The tenant stream keeps about MAXLEN events. This script trims it (not XADD's MAXLEN ~) once it
 -- holds TRIM_SLACK more, a few pages at most per call, and keeps the seq of the newest event trimmed
 -- in TRIMMED: a replay from below it is told that events are missing.
-local TRIM_SLACK, TRIM_MOST = 100, 1000
+local TRIM_SLACK, TRIM_MOST = 100, 200
 local function trimEvents()
   local excess = redis.call('XLEN', KEYS[2]) - tonumber(MAXLEN)
   if excess < TRIM_SLACK then
