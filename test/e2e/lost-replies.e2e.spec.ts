@@ -49,4 +49,16 @@ describe('a reply lost on its way back from Redis', () => {
     expect(entries.filter((entry) => entry.type === 'answer')).toHaveLength(1);
     expect((await stack.http('GET', `/v1/runs/${runId}`)).body.run.summary).toBe('got: answer-whose-reply-is-lost');
   });
+
+  it('of a message sent with an idempotency key: it is kept once, and the post answers 202', async () => {
+    const runId = (await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'asks' })).body.run.id as string;
+    await openInteraction(runId);
+
+    const cut = proxy.dropReplyTo('message-whose-reply-is-lost');
+    const posted = await stack.http('POST', `/v1/runs/${runId}/messages`, { text: 'message-whose-reply-is-lost' }, stack.token(), { 'Idempotency-Key': 'lost-1' });
+    await cut;
+    expect(posted.status).toBe(202);
+    const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as Array<{ type: string; data: { messageId?: string } }>;
+    expect(events.filter((event) => event.type === 'message.received').map((event) => event.data.messageId)).toEqual([posted.body.messageId]);
+  });
 });

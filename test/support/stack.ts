@@ -99,14 +99,20 @@ export class TestStack {
     return signToken({ tenant: claims.tenant ?? 'acme', sub: claims.sub ?? 'alice', role: claims.role ?? 'member' }, this.config.jwtSecret);
   }
 
-  async http<T = any>(method: string, path: string, body?: unknown, token: string | null = this.token()): Promise<{ status: number; body: T }> {
+  async http<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token: string | null = this.token(),
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: T; headers: Headers }> {
     const response = await fetch(`${this.url}${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers };
   }
 
   async startRun(agent: string, task = 'do the thing', token = this.token()): Promise<string> {

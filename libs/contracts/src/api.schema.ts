@@ -25,8 +25,9 @@ export const StartRunBodySchema = z.strictObject({
 });
 
 /**
- * The `Idempotency-Key` header of a run start: starts with the same key by the same caller make one
- * run (a retry after a lost response). Printable ASCII, no spaces.
+ * The `Idempotency-Key` header of a run start or a message (the `idempotencyKey` of a socket.io
+ * message): the same request sent again with the same key by the same caller makes one run, or keeps
+ * one message (a retry after a lost response). Printable ASCII, no spaces.
  */
 export const IdempotencyKeySchema = z
   .string()
@@ -175,6 +176,7 @@ export const ApprovalsMessageSchema = ListApprovalsQuerySchema.extend({ limit: z
 export const RunMessageSchema = z.strictObject({
   runId: EntityIdSchema,
   text: z.string().trim().min(1, 'must not be empty').max(LIMITS.messageChars),
+  idempotencyKey: IdempotencyKeySchema.optional(),
 });
 
 export const StopMessageSchema = z.strictObject({ runId: EntityIdSchema });

@@ -72,6 +72,10 @@ export class RedisKeys {
   runInbox(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:inbox`;
   }
+  /** A message sent with an idempotency key: the digest of its text, kept MESSAGE_KEY_SECS (the window a retry is recognised in). */
+  runMessageKey(tenant: string, runId: string, messageId: string): string {
+    return `${this.run(tenant, runId)}:msg:${messageId}`;
+  }
   /** The sequence numbers of the run's events, oldest first (a packed string, 6 bytes each): the events themselves are in the tenant stream. */
   runEventSeqs(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:seqs`;

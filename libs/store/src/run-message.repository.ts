@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { Actor, EventDraft, Run } from '@parley/contracts';
+import { ReplyLostError } from '@parley/platform';
 import type { Lease } from './run.repository';
 import type { StoreContext } from './store.context';
 
@@ -6,10 +8,16 @@ export type PostMessageResult =
   | { status: 'accepted'; pending: number }
   | { status: 'ended'; runStatus: string }
   | { status: 'full'; pending: number }
-  | { status: 'missing' };
+  | { status: 'missing' }
+  /** Sent with an idempotency key whose message was kept before: nothing more is. */
+  | { status: 'replayed'; pending: number }
+  /** Sent with an idempotency key already used for another text: nothing is kept. */
+  | { status: 'conflict' };
 
 /** Messages that may wait for one run at once; a client sending more is told to wait. */
 export const MAX_PENDING_MESSAGES = 100;
+/** How long a message sent with an idempotency key is recognised when it is sent again. */
+export const MESSAGE_KEY_SECS = 24 * 3600;
 export type TakeMessagesResult = { status: 'ok'; messageIds: string[] } | { status: 'lost' } | { status: 'cancelled' };
 
 /** A message as it waits in the run's list. */
@@ -24,22 +32,41 @@ export interface PendingMessage {
 export class RunMessageRepository {
   constructor(private readonly ctx: StoreContext) {}
 
-  /** Keeps a person's message until the worker injects it; refused for a run that has ended or does not exist. */
-  async post(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage): Promise<PostMessageResult> {
+  /**
+   * Keeps a person's message until the worker injects it; refused for a run that has ended or does not
+   * exist. `keyed`: the message id was derived from an idempotency key, so the same message sent again
+   * (within MESSAGE_KEY_SECS) is kept once; then a reply lost with its connection is asked for again.
+   */
+  async post(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage, keyed = false): Promise<PostMessageResult> {
+    try {
+      return await this.postOnce(run, message, keyed);
+    } catch (error) {
+      if (keyed && error instanceof ReplyLostError) {
+        return this.postOnce(run, message, keyed);
+      }
+      throw error;
+    }
+  }
+
+  private async postOnce(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage, keyed: boolean): Promise<PostMessageResult> {
     const { keys, args } = this.ctx.prologue(run.tenant, run.id, run.owner);
     const k = this.ctx.keys;
     const received: EventDraft = { type: 'message.received', data: { messageId: message.messageId, text: message.text, by: message.by } };
+    const digest = keyed ? createHash('sha256').update(message.text).digest('hex') : '';
     const [status, detail] = (await this.ctx.scripts.run(
       'postMessage',
-      [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id)],
-      [...args, JSON.stringify(message), JSON.stringify(received.data), MAX_PENDING_MESSAGES],
+      [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id), k.runMessageKey(run.tenant, run.id, message.messageId)],
+      [...args, JSON.stringify(message), JSON.stringify(received.data), MAX_PENDING_MESSAGES, digest, MESSAGE_KEY_SECS],
     )) as [string, (string | number)?];
     switch (status) {
       case 'accepted':
       case 'full':
+      case 'replayed':
         return { status, pending: Number(detail) };
       case 'ended':
         return { status, runStatus: String(detail) };
+      case 'conflict':
+        return { status };
       default:
         return { status: 'missing' };
     }

@@ -12,7 +12,7 @@ type ScriptFn = (...args: Arg[]) => Promise<unknown>;
  */
 const SCRIPTS = {
   createRun: { file: 'create-run.lua', keys: 8 },
-  postMessage: { file: 'post-message.lua', keys: 5 },
+  postMessage: { file: 'post-message.lua', keys: 6 },
   takeMessages: { file: 'take-messages.lua', keys: 6 },
   acquireLease: { file: 'acquire-lease.lua', keys: 7 },
   renewLease: { file: 'renew-lease.lua', keys: 1, repeatable: true },

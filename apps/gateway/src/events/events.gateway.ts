@@ -283,10 +283,11 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   }
 
   @SubscribeMessage(SOCKET.message)
-  async message(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ messageId: string; pending: number }>> {
+  async message(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ messageId: string; pending: number; replayed?: true }>> {
     return this.reply('message', async () => {
       const message = parseOrThrow(RunMessageSchema, body, 'message');
-      return this.runs.message(data(socket).user, message.runId, { text: message.text });
+      const { messageId, pending, replayed } = await this.runs.message(data(socket).user, message.runId, { text: message.text }, message.idempotencyKey);
+      return { messageId, pending, ...(replayed ? { replayed: true as const } : {}) };
     });
   }
 

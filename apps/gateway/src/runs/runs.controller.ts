@@ -34,8 +34,7 @@ export class RunsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ run: Run }> {
     const start = parseOrThrow(StartRunBodySchema, body, 'body');
-    const idempotencyKey = key === undefined ? undefined : parsePathParam(IdempotencyKeySchema, key, 'Idempotency-Key', 'Idempotency-Key header');
-    const { run, replayed } = await this.runs.start(user, start, idempotencyKey);
+    const { run, replayed } = await this.runs.start(user, start, idempotencyKeyOf(key));
     if (replayed) {
       response.setHeader('Idempotent-Replayed', 'true');
     }
@@ -80,12 +79,27 @@ export class RunsController {
 
   @Post(':id/messages')
   @HttpCode(202)
-  async message(@User() user: TokenClaims, @Param('id') id: string, @Body() body: unknown): Promise<{ messageId: string; pending: number }> {
+  async message(
+    @User() user: TokenClaims,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('idempotency-key') key: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<{ messageId: string; pending: number }> {
     const target = runId(id);
-    return this.runs.message(user, target, parseOrThrow(MessageBodySchema, body, 'body'));
+    const message = parseOrThrow(MessageBodySchema, body, 'body');
+    const { messageId, pending, replayed } = await this.runs.message(user, target, message, idempotencyKeyOf(key));
+    if (replayed) {
+      response.setHeader('Idempotent-Replayed', 'true');
+    }
+    return { messageId, pending };
   }
 }
 
 function runId(id: string): string {
   return parsePathParam(EntityIdSchema, id, 'id', 'run id');
+}
+
+function idempotencyKeyOf(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : parsePathParam(IdempotencyKeySchema, header, 'Idempotency-Key', 'Idempotency-Key header');
 }

@@ -46,7 +46,7 @@ export class RunsService {
     if (user.role !== 'service' && body.onBehalfOf !== undefined) {
       throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'only service tokens start runs on behalf of a user' }]);
     }
-    const runId = idempotencyKey === undefined ? randomUUID() : keyedRunId(user, idempotencyKey);
+    const runId = idempotencyKey === undefined ? randomUUID() : keyedId(user, idempotencyKey);
     if (idempotencyKey !== undefined) {
       const earlier = await this.store.runs.get(user.tenant, runId);
       if (earlier) {
@@ -176,15 +176,20 @@ export class RunsService {
     return this.get(user, runId);
   }
 
-  /** A message for the run, injected between inference calls; kept while the run is parked. */
-  async message(user: TokenClaims, runId: string, body: MessageBody): Promise<{ messageId: string; pending: number }> {
+  /**
+   * A message for the run, injected between inference calls; kept while the run is parked. With an
+   * idempotency key, the same message sent again by the same caller to the same run is kept once
+   * (`replayed`); the key used for another text is a conflict.
+   */
+  async message(user: TokenClaims, runId: string, body: MessageBody, idempotencyKey?: string): Promise<{ messageId: string; pending: number; replayed: boolean }> {
     const run = await this.get(user, runId);
     // Counted before anything is written; given back when the run keeps nothing of the message.
     await this.store.limits.hitMessage(user.tenant, this.config.limitMessagesPerMinute);
-    const messageId = randomUUID();
+    const messageId = idempotencyKey === undefined ? randomUUID() : keyedId(user, `${runId}\n${idempotencyKey}`);
     let result: PostMessageResult;
     try {
-      result = await this.store.messages.post(run, { messageId, text: body.text, by: { kind: 'user', subject: user.sub, role: user.role }, at: new Date().toISOString() });
+      const by = { kind: 'user' as const, subject: user.sub, role: user.role };
+      result = await this.store.messages.post(run, { messageId, text: body.text, by, at: new Date().toISOString() }, idempotencyKey !== undefined);
     } catch (error) {
       await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
       throw error;
@@ -194,7 +199,11 @@ export class RunsService {
     }
     switch (result.status) {
       case 'accepted':
-        return { messageId, pending: result.pending };
+        return { messageId, pending: result.pending, replayed: false };
+      case 'replayed':
+        return { messageId, pending: result.pending, replayed: true };
+      case 'conflict':
+        throw new ConflictError(`Idempotency-Key was used for another message to run ${runId}: use a new key for a new message`);
       case 'ended':
         throw new ConflictError(`no run accepted the message: run ${runId} has ended (${result.runStatus})`, { status: result.runStatus });
       case 'full':
@@ -210,8 +219,8 @@ function startedAs(user: TokenClaims, body: StartRunBody): Pick<Run, 'agent' | '
   return { agent: body.agent, task: body.task, owner: body.onBehalfOf ?? user.sub, trigger: body.trigger };
 }
 
-/** A run id derived from an idempotency key and who sent it (UUID-shaped, version 5 style). */
-function keyedRunId(user: TokenClaims, key: string): string {
+/** An id derived from an idempotency key and who sent it (UUID-shaped, version 5 style). */
+function keyedId(user: TokenClaims, key: string): string {
   const hex = createHash('sha256').update(`${user.tenant}\n${user.sub}\n${key}`).digest('hex');
   const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
