@@ -16,7 +16,7 @@ describe('a message with an idempotency key', () => {
     return runId;
   }
   const post = (runId: string, text: string, key?: string, token = stack.token()) =>
-    stack.http('POST', `/v1/runs/${runId}/messages`, { text }, token, key === undefined ? {} : { 'Idempotency-Key': key });
+    stack.request('POST', `/v1/runs/${runId}/messages`, { text }, token, key === undefined ? {} : { 'Idempotency-Key': key });
   const received = async (runId: string) =>
     ((await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as ParleyEvent[]).flatMap((event) =>
       event.type === 'message.received' ? [{ messageId: event.data.messageId, text: event.data.text }] : [],
@@ -61,12 +61,23 @@ describe('a message with an idempotency key', () => {
   it('answers a repeat 202 once the run has ended: the message was kept before', async () => {
     const runId = await parkedRun();
     const first = await post(runId, 'too late?', 'note-3');
+    expect(first.status).toBe(202);
     expect((await stack.http('POST', `/v1/runs/${runId}/stop`)).status).toBe(200);
     await stack.waitForStatus(runId, 'cancelled');
     const again = await post(runId, 'too late?', 'note-3');
     expect(again).toMatchObject({ status: 202, body: { messageId: first.body.messageId } });
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect((await post(runId, 'too late?', 'note-4')).status).toBe(409);
+  });
+
+  it('answers a repeat 202 when the run has all the messages it may hold waiting', async () => {
+    const runId = await parkedRun();
+    expect((await post(runId, 'the first of many', 'note-5')).status).toBe(202);
+    for (let i = 1; i < 100; i++) {
+      expect((await post(runId, `message ${i}`)).status).toBe(202);
+    }
+    expect((await post(runId, 'one too many')).status).toBe(409);
+    expect(await post(runId, 'the first of many', 'note-5')).toMatchObject({ status: 202, body: { pending: 100 } });
   });
 
   it('does the same over socket.io, and refuses a bad key naming it', async () => {
@@ -85,5 +96,25 @@ describe('a message with an idempotency key', () => {
     }
     const refused = await post(runId, 'x', 'has spaces');
     expect(refused).toMatchObject({ status: 400, body: { error: { code: 'validation_failed', details: { issues: [expect.objectContaining({ field: 'Idempotency-Key' })] } } } });
+  });
+});
+
+describe('a message with an idempotency key, at the tenant limit', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent()]), overrides: { limitMessagesPerMinute: 1 } });
+  });
+  afterAll(() => stack.close());
+
+  it('answers a repeat 202 though the tenant may send no more messages this minute', async () => {
+    const runId = await stack.startRun('asker');
+    await stack.waitForQuestion(runId);
+    const post = (text: string, key: string) => stack.request('POST', `/v1/runs/${runId}/messages`, { text }, stack.token(), { 'Idempotency-Key': key });
+    const first = await post('only one', 'limited-1');
+    expect(first.status).toBe(202);
+    const again = await post('only one', 'limited-1');
+    expect(again).toMatchObject({ status: 202, body: { messageId: first.body.messageId } });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await post('another', 'limited-2')).status).toBe(429);
   });
 });

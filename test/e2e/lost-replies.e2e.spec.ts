@@ -55,9 +55,11 @@ describe('a reply lost on its way back from Redis', () => {
     await openInteraction(runId);
 
     const cut = proxy.dropReplyTo('message-whose-reply-is-lost');
-    const posted = await stack.http('POST', `/v1/runs/${runId}/messages`, { text: 'message-whose-reply-is-lost' }, stack.token(), { 'Idempotency-Key': 'lost-1' });
+    const posted = await stack.request('POST', `/v1/runs/${runId}/messages`, { text: 'message-whose-reply-is-lost' }, stack.token(), { 'Idempotency-Key': 'lost-1' });
     await cut;
     expect(posted.status).toBe(202);
+    // Its one send kept it: no replay to speak of.
+    expect(posted.headers.get('idempotent-replayed')).toBeNull();
     const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as Array<{ type: string; data: { messageId?: string } }>;
     expect(events.filter((event) => event.type === 'message.received').map((event) => event.data.messageId)).toEqual([posted.body.messageId]);
   });

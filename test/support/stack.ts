@@ -99,7 +99,13 @@ export class TestStack {
     return signToken({ tenant: claims.tenant ?? 'acme', sub: claims.sub ?? 'alice', role: claims.role ?? 'member' }, this.config.jwtSecret);
   }
 
-  async http<T = any>(
+  async http<T = any>(method: string, path: string, body?: unknown, token: string | null = this.token()): Promise<{ status: number; body: T }> {
+    const { status, body: replied } = await this.request<T>(method, path, body, token);
+    return { status, body: replied };
+  }
+
+  /** As {@link http}, with request headers of its own and the response's headers. */
+  async request<T = any>(
     method: string,
     path: string,
     body?: unknown,

@@ -72,9 +72,9 @@ export class RedisKeys {
   runInbox(tenant: string, runId: string): string {
     return `${this.run(tenant, runId)}:inbox`;
   }
-  /** A message sent with an idempotency key: the digest of its text, kept MESSAGE_KEY_SECS (the window a retry is recognised in). */
-  runMessageKey(tenant: string, runId: string, messageId: string): string {
-    return `${this.run(tenant, runId)}:msg:${messageId}`;
+  /** Messages sent with an idempotency key: message id (derived from the key) → SHA-256 of the text. */
+  runMessageKeys(tenant: string, runId: string): string {
+    return `${this.run(tenant, runId)}:msg-keys`;
   }
   /** The sequence numbers of the run's events, oldest first (a packed string, 6 bytes each): the events themselves are in the tenant stream. */
   runEventSeqs(tenant: string, runId: string): string {
@@ -111,6 +111,7 @@ export class RedisKeys {
       this.effects(tenant, runId),
       this.runMessages(tenant, runId),
       this.runChildren(tenant, runId),
+      this.runMessageKeys(tenant, runId),
     ];
   }
 

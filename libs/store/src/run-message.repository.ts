@@ -16,8 +16,6 @@ export type PostMessageResult =
 
 /** Messages that may wait for one run at once; a client sending more is told to wait. */
 export const MAX_PENDING_MESSAGES = 100;
-/** How long a message sent with an idempotency key is recognised when it is sent again. */
-export const MESSAGE_KEY_SECS = 24 * 3600;
 export type TakeMessagesResult = { status: 'ok'; messageIds: string[] } | { status: 'lost' } | { status: 'cancelled' };
 
 /** A message as it waits in the run's list. */
@@ -35,28 +33,40 @@ export class RunMessageRepository {
   /**
    * Keeps a person's message until the worker injects it; refused for a run that has ended or does not
    * exist. `keyed`: the message id was derived from an idempotency key, so the same message sent again
-   * (within MESSAGE_KEY_SECS) is kept once; then a reply lost with its connection is asked for again.
+   * (while the run is kept) is kept once; then a reply lost with its connection is asked for again,
+   * and that try finding the message kept means the lost one kept it.
    */
   async post(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage, keyed = false): Promise<PostMessageResult> {
     try {
       return await this.postOnce(run, message, keyed);
     } catch (error) {
-      if (keyed && error instanceof ReplyLostError) {
-        return this.postOnce(run, message, keyed);
+      if (!keyed || !(error instanceof ReplyLostError)) {
+        throw error;
       }
-      throw error;
+      const again = await this.postOnce(run, message, keyed);
+      return again.status === 'replayed' ? { status: 'accepted', pending: again.pending } : again;
     }
+  }
+
+  /** A keyed message already kept for the run (`replayed`), its key used for another text (`conflict`), or neither (null). */
+  async keptBefore(run: Pick<Run, 'tenant' | 'id'>, messageId: string, text: string): Promise<'replayed' | 'conflict' | null> {
+    const recorded = await this.ctx.redis.hget(this.ctx.keys.runMessageKeys(run.tenant, run.id), messageId);
+    return recorded === null ? null : recorded === digestOf(text) ? 'replayed' : 'conflict';
+  }
+
+  /** How many messages wait for the run. */
+  pending(run: Pick<Run, 'tenant' | 'id'>): Promise<number> {
+    return this.ctx.redis.llen(this.ctx.keys.runMessages(run.tenant, run.id));
   }
 
   private async postOnce(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage, keyed: boolean): Promise<PostMessageResult> {
     const { keys, args } = this.ctx.prologue(run.tenant, run.id, run.owner);
     const k = this.ctx.keys;
     const received: EventDraft = { type: 'message.received', data: { messageId: message.messageId, text: message.text, by: message.by } };
-    const digest = keyed ? createHash('sha256').update(message.text).digest('hex') : '';
     const [status, detail] = (await this.ctx.scripts.run(
       'postMessage',
-      [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id), k.runMessageKey(run.tenant, run.id, message.messageId)],
-      [...args, JSON.stringify(message), JSON.stringify(received.data), MAX_PENDING_MESSAGES, digest, MESSAGE_KEY_SECS],
+      [...keys, k.run(run.tenant, run.id), k.runMessages(run.tenant, run.id), k.runMessageKeys(run.tenant, run.id)],
+      [...args, JSON.stringify(message), JSON.stringify(received.data), MAX_PENDING_MESSAGES, keyed ? digestOf(message.text) : '', message.messageId],
     )) as [string, (string | number)?];
     switch (status) {
       case 'accepted':
@@ -86,4 +96,8 @@ export class RunMessageRepository {
     }
     return { status: 'ok', messageIds: (JSON.parse(moved ?? '[]') as PendingMessage[]).map((m) => m.messageId) };
   }
+}
+
+function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }

@@ -183,9 +183,14 @@ export class RunsService {
    */
   async message(user: TokenClaims, runId: string, body: MessageBody, idempotencyKey?: string): Promise<{ messageId: string; pending: number; replayed: boolean }> {
     const run = await this.get(user, runId);
+    const messageId = idempotencyKey === undefined ? randomUUID() : keyedId(user, `${runId}\n${idempotencyKey}`);
+    // A repeat is told so before the limit is counted: a client retries when it is busiest.
+    const before = idempotencyKey === undefined ? null : await this.store.messages.keptBefore(run, messageId, body.text);
+    if (before !== null) {
+      return this.messageOutcome(runId, messageId, before === 'replayed' ? { status: 'replayed', pending: await this.store.messages.pending(run) } : { status: 'conflict' });
+    }
     // Counted before anything is written; given back when the run keeps nothing of the message.
     await this.store.limits.hitMessage(user.tenant, this.config.limitMessagesPerMinute);
-    const messageId = idempotencyKey === undefined ? randomUUID() : keyedId(user, `${runId}\n${idempotencyKey}`);
     let result: PostMessageResult;
     try {
       const by = { kind: 'user' as const, subject: user.sub, role: user.role };
@@ -197,6 +202,10 @@ export class RunsService {
     if (result.status !== 'accepted') {
       await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
     }
+    return this.messageOutcome(runId, messageId, result);
+  }
+
+  private messageOutcome(runId: string, messageId: string, result: PostMessageResult): { messageId: string; pending: number; replayed: boolean } {
     switch (result.status) {
       case 'accepted':
         return { messageId, pending: result.pending, replayed: false };

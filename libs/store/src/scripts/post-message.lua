@@ -1,11 +1,10 @@
 -- post-message: a person's message to a run. It waits in the run's message list until the worker
 -- injects it between inference calls; it never answers an open question and wakes nothing.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run's pending messages (list)
--- KEYS[6] the message's idempotency record (a string: the digest of its text; used only with ARGV[11])
+-- KEYS[6] the run's keyed messages (hash: message id -> digest of its text; used only with ARGV[11])
 -- ARGV[1..7] emit prologue  ARGV[8] message JSON ({messageId, text, by, at})  ARGV[9] message.received data JSON
 -- ARGV[10] most messages that may wait at once
--- ARGV[11] digest of the text when the message carries an idempotency key, else ''
--- ARGV[12] how long an idempotency record is kept (s)
+-- ARGV[11] digest of the text when the message id derives from an idempotency key, else ''  ARGV[12] message id
 -- Result: {'accepted', pending count} | {'ended', status} (the run has ended: nothing is kept) | {'missing'}
 --   | {'full', pending count} (nothing is kept) | {'replayed', pending count} (this key's message was
 --   kept before: nothing more is) | {'conflict'} (this key was used for another text: nothing is kept)
@@ -15,7 +14,7 @@ if not status then
 end
 local keyed = ARGV[11] ~= ''
 if keyed then
-  local recorded = redis.call('GET', KEYS[6])
+  local recorded = redis.call('HGET', KEYS[6], ARGV[12])
   if recorded then
     return recorded == ARGV[11] and {'replayed', redis.call('LLEN', KEYS[5])} or {'conflict'}
   end
@@ -27,7 +26,7 @@ if redis.call('LLEN', KEYS[5]) >= tonumber(ARGV[10]) then
   return {'full', redis.call('LLEN', KEYS[5])}
 end
 if keyed then
-  redis.call('SET', KEYS[6], ARGV[11], 'EX', ARGV[12])
+  redis.call('HSET', KEYS[6], ARGV[12], ARGV[11])
 end
 local pending = redis.call('RPUSH', KEYS[5], ARGV[8])
 emit('message.received', ARGV[9])
