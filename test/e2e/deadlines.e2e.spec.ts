@@ -1,5 +1,8 @@
+import type { Worker } from 'bullmq';
 import { jobIds } from '@parley/contracts';
 import { ParleyQueues } from '@parley/store';
+import { DeadlineProcessor } from '../../apps/interaction-service/src/deadlines/deadline.processor';
+import { startInteractionService } from '../../apps/interaction-service/src/interaction-service.app';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -48,6 +51,31 @@ describe('deadlines', () => {
     await stack.stopWorker();
     await stack.startWorker();
     await expectExpiredOnce(runId, question.id);
+  });
+
+  it('takes over the timer job of an interaction-service that died while sweeping, within seconds', async () => {
+    const queues = stack.gateway!.get(ParleyQueues);
+    const dying = stack.interactions!.get(DeadlineProcessor);
+    // This process takes the timer job when the deadline falls due, and never finishes it.
+    const hung = jest.spyOn(dying, 'process').mockImplementation(() => new Promise(() => undefined));
+    const runId = await stack.startRun('hasty');
+    const question = await stack.waitForQuestion(runId);
+    await waitFor(async () => (await queues.deadlines.getActiveCount()) === 1, { message: 'the timer job to be taken' });
+    // It dies: its lock is no longer renewed, the job stays active until the lock runs out.
+    await (dying as unknown as { queueWorker: { worker: Worker } }).queueWorker.worker.close(true);
+    const died = Date.now();
+    const other = await startInteractionService(stack.config);
+    try {
+      await stack.waitForStatus(runId, 'finished');
+      // BullMQ's defaults (a 30 s lock, a stalled check every 30 s) would leave it up to a minute.
+      expect(Date.now() - died).toBeLessThan(3 * stack.config.leaseMs);
+      await expectExpiredOnce(runId, question.id);
+    } finally {
+      hung.mockRestore();
+      await other.close();
+      await stack.stopInteractions();
+      await stack.startInteractions();
+    }
   });
 
   it('keeps one timer per tenant: a later deadline has no job of its own and still fires; an answered one never does', async () => {

@@ -56,8 +56,21 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
 }
 
 /**
+ * Worker options under which the job of a process that died is back in its queue within seconds,
+ * where BullMQ's defaults (a 30 s lock, a stalled check every 30 s) leave it for up to a minute: a
+ * deadline timer or a sweep would wait that long too. The lock is as long as a run lease (BullMQ
+ * renews it while the job runs); a dead process's job is moved back at most the lock plus two
+ * stalled checks after the crash (one marks it, the next moves it): with the default 3 s lease,
+ * within ~4 s. A job may stall ten times (event-loop stalls, restarts) before it fails.
+ */
+export function takeoverOptions(leaseMs: number): Pick<WorkerOptions, 'lockDuration' | 'stalledInterval' | 'maxStalledCount'> {
+  return { lockDuration: leaseMs, stalledInterval: Math.max(250, Math.min(1000, Math.floor(leaseMs / 6))), maxStalledCount: 10 };
+}
+
+/**
  * Base of every job handler in the apps: it owns the BullMQ wiring and its lifecycle, so a
- * processor is just its `process` method (and, where needed, a look at the worker's events).
+ * processor is just its `process` method (and, where needed, a look at the worker's events). A
+ * dead process's jobs are taken over within seconds ({@link takeoverOptions}) unless `options` say otherwise.
  */
 export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApplicationShutdown {
   protected readonly logger = new Logger(this.constructor.name);
@@ -75,7 +88,8 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApp
   protected watch(_worker: Worker<T>): void {}
 
   onApplicationBootstrap(): void {
-    this.queueWorker = new QueueWorker<T>(this.config, this.queueName, (job, token) => this.process(job, token), this.options);
+    const options = { ...takeoverOptions(this.config.leaseMs), ...this.options };
+    this.queueWorker = new QueueWorker<T>(this.config, this.queueName, (job, token) => this.process(job, token), options);
     this.queueWorker.worker.on('error', (error) => this.logger.error(`worker error: ${error.message}`));
     this.watch(this.queueWorker.worker);
   }

@@ -28,16 +28,9 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     agents: AgentCatalog,
     private readonly control: RunControl,
   ) {
-    super(QUEUES.runs, config, {
-      prefix: store.ctx.keys.bullPrefix(),
-      concurrency: config.workerConcurrency,
-      // A dead worker's job is back in the queue at most lockDuration + 2 stalled checks after the
-      // crash (one marks it, the next moves it), by which time its lease has run out too: with the
-      // default 3 s lease, within ~4 s.
-      lockDuration: config.leaseMs,
-      stalledInterval: Math.max(250, Math.min(1000, Math.floor(config.leaseMs / 6))),
-      maxStalledCount: 10,
-    });
+    // A dead worker's job is back in the queue within the lease and two stalled checks (the default
+    // takeoverOptions), by which time its run lease has run out too.
+    super(QUEUES.runs, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: config.workerConcurrency });
     const env = { anthropicApiKey: config.anthropicApiKey, anthropicBaseUrl: config.anthropicBaseUrl, maxRetries: config.modelMaxRetries };
     this.resources = {
       store,
