@@ -95,6 +95,23 @@ describe('worker takeover across processes (default lease)', () => {
       expect(h.unexpectedExits()).toEqual([]);
     }));
 
+  it('a stop asked of a run whose worker is then killed mid-step: the worker that takes it over ends it, and runs nothing of it', () =>
+    h.diagnose(async () => {
+      const { runId, first, holder } = await runInMidStep();
+      const stop = await fetch(`${h.gateway(1).url}/v1/runs/${runId}/stop`, { method: 'POST', headers: { authorization: `Bearer ${h.token()}` } });
+      expect(stop.status).toBe(200);
+      // Held: the stop is only flagged, for its worker to see at its next step.
+      expect(await h.runHash(runId)).toMatchObject({ status: 'running', cancel: '1' });
+      await h.workerById(holder).kill9();
+
+      await waitFor(async () => (await h.runHash(runId)).status === 'cancelled', { message: `run ${runId} to be cancelled by the worker that took it over`, timeoutMs: 30_000 });
+      // The tool call its last turn left unsettled was not sent again.
+      expect(tool.requests.filter((request) => request.idempotencyKey === first.idempotencyKey)).toHaveLength(1);
+      expect(ofType(await h.runLog(runId), 'tool_result')).toEqual([]);
+      await h.workerById(holder).restart();
+      expect(h.unexpectedExits()).toEqual([]);
+    }));
+
   it('SIGTERM mid-step: the worker finishes its step and exits; nothing is lost or repeated', () =>
     h.diagnose(async () => {
       const { runId, first, holder } = await runInMidStep();

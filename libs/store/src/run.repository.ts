@@ -172,10 +172,11 @@ export class RunRepository {
   }
 
   /** Gives the run back (status queued, no lease) while `lease` still holds it; false when it no longer did. */
-  async release(lease: Lease): Promise<boolean> {
+  /** Fenced: `cancelled` when a stop was asked meanwhile (the run is still held: its holder ends it). */
+  async release(lease: Lease): Promise<'released' | 'lost' | 'cancelled'> {
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
     const result = await this.ctx.scripts.run('releaseLease', [...keys, this.ctx.keys.run(lease.tenant, lease.runId)], [...args, lease.token]);
-    return result === 'released';
+    return result === 'released' || result === 'cancelled' ? result : 'lost';
   }
 
   /** Fenced: appends only while `lease` is still the run's lease. `enterStage` moves the run in the same step. */

@@ -230,6 +230,17 @@ describe('create and acquire', () => {
     expect(tail).toMatchObject({ status: 'acquired', logLines: [log.at(-1), expect.stringContaining('"text":"more"')] });
   });
 
+  it('does not hand back a run a stop was asked of: its holder is told to end it', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run, 'token-a');
+    expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'requested' });
+    expect(await store.runs.release({ ...lease, token: 'token-b' })).toBe('lost');
+    expect(await store.runs.release(lease)).toBe('cancelled');
+    expect(await runHash(store, run)).toMatchObject({ status: 'running', lease: 'token-a', cancel: '1' });
+    expect(await store.runs.cancel(run, BOB, null, 'token-a')).toMatchObject({ status: 'cancelled' });
+  });
+
   it('a new token takes over once the lease has run out', async () => {
     const store = makeStore({ leaseMs: 200 });
     const run = await newRun(store);

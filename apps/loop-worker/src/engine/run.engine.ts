@@ -79,8 +79,13 @@ export class RunEngine {
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
     const log = this.resources.logs.forStep(lease);
     try {
+      if (acquired.stopAsked) {
+        // Asked while another advancer held the run (it died, or handed it back): nothing more of
+        // it runs here, not even the tool calls its last turn left unsettled.
+        return await this.cancel(lease, run, null);
+      }
       log.absorb(acquired.logLines, logFrom);
-      const nothingWaiting = acquired.pendingMessages === 0 && !acquired.stopAsked;
+      const nothingWaiting = acquired.pendingMessages === 0;
       if (run.agentDigest && this.agentsForRun) {
         const agents = await this.agentsForRun(run);
         return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, { run, log, modelRetry: job.modelRetry }, nothingWaiting, shutdown);
@@ -135,13 +140,13 @@ export class RunEngine {
     const { store } = this.resources;
     const { run, agent, log } = held;
     let resumed = false;
-    // When the lease step found no message and no stop waiting and the first model call follows at
-    // once (no tool ran meanwhile), take-messages has nothing to do. A stop asked in that instant
-    // is seen by the append (or park) after the call.
+    // When the lease step found no message waiting (a stop asked before it ended the run there) and
+    // the first model call follows at once (no tool ran meanwhile), take-messages has nothing to do.
+    // A stop asked in that instant is seen by the append (or park) after the call.
     let nothingToTake = nothingWaiting;
     for (;;) {
       if (shutdown?.aborted) {
-        return this.release(lease);
+        return this.release(lease, run);
       }
       const entries = await log.read();
       if (!resumed) {
@@ -214,7 +219,7 @@ export class RunEngine {
       await deltas.drain();
       if (signal.aborted) {
         // The turn is dropped unrecorded: whoever advances the run next asks the model again.
-        return shutdown?.aborted ? this.release(lease) : { status: 'lost' };
+        return shutdown?.aborted ? this.release(lease, view.run) : { status: 'lost' };
       }
       if (isModelError(error)) {
         // Counted per model call: the turn a call would record is the run's next (`iterations`).
@@ -226,7 +231,7 @@ export class RunEngine {
           // overload failed together do not all come back at once.
           const delay = Math.min(LONGEST_MODEL_RETRY_MS, firstDelayMs * 2 ** spent);
           this.resources.logger.warn({ runId: lease.runId, tenant: lease.tenant, err: error.message, kind: error.kind, tries: spent + 1 }, 'model call failed; the step is tried again later');
-          const handedBack = await this.release(lease);
+          const handedBack = await this.release(lease, view.run);
           return handedBack.status === 'released' ? { status: 'retry', retryInMs: Math.round(delay * (0.8 + Math.random() * 0.4)), modelRetry: { turn, count: spent + 1 } } : handedBack;
         }
         const tries = error.retryable ? ` (the call was tried ${spent + 1} times)` : '';
@@ -345,8 +350,10 @@ export class RunEngine {
     );
   }
 
-  private async release(lease: Lease): Promise<AdvanceOutcome> {
-    return (await this.resources.store.runs.release(lease)) ? { status: 'released' } : { status: 'lost' };
+  /** Hands the run back for a later step; one a stop was asked of meanwhile is ended instead. */
+  private async release(lease: Lease, run: Run): Promise<AdvanceOutcome> {
+    const released = await this.resources.store.runs.release(lease);
+    return released === 'cancelled' ? this.cancel(lease, run, null) : { status: released };
   }
 
   private async end(lease: Lease, run: Run, ending: RunEnding): Promise<AdvanceOutcome> {
