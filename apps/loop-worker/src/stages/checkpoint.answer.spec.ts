@@ -26,9 +26,15 @@ describe('interpretDecision: multiple_choice', () => {
     ['Let me edit', { kind: 'edit', option: 'Let me edit' }],
     ['Cancel run', { kind: 'abort', option: 'Cancel run' }],
     ['cancel-run', { kind: 'abort', option: 'Cancel run' }],
-    ['Something else', { kind: 'approve', note: 'plan: Something else' }],
   ])('%j → %j', (label, expected) => {
     expect(interpretDecision(p, 'answered', picked(label), false)).toEqual(expected);
+  });
+
+  it('fails on a label the menu no longer has (the agent changed while the checkpoint waited): never approves on a guess', () => {
+    expect(interpretDecision(p, 'answered', picked('Abandon ship'), false)).toEqual({
+      kind: 'fail',
+      error: 'checkpoint "plan" was answered "Abandon ship", which the agent\'s checkpoint no longer offers (its definition changed while the checkpoint waited)',
+    });
   });
 
   it('reads the default choices of a point that declared too few', () => {

@@ -25,8 +25,9 @@ export const NOT_CONFIRMED_OPTION = 'No';
  *   (`unattended: ask`), where nobody will ever answer: fail, saying the checkpoint expired;
  * - answered, by the answer's kind (not the point's style, so an answer always reads as recorded):
  *   - multiple_choice: the picked label, matched against the menu (abort → edit → directive →
- *     approve, exact before normalised); an approving or unknown label approves with the note
- *     "<point>: <label>";
+ *     approve, exact before normalised); an approving label approves with the note "<point>: <label>".
+ *     A label the menu no longer has (the gateway took it from the menu as asked, so the agent's
+ *     definition changed meanwhile) fails the run: it may have meant to cancel, never approve on a guess;
  *   - free_text: the text matched the same way against the declared options (the "Approve" /
  *     "Revise" menu defaults are not options there); a matching approve option gives the note
  *     "<point>: <option>", unmatched text approves with the trimmed text as the note (null if blank);
@@ -54,7 +55,9 @@ export function interpretDecision(point: InteractionPoint, outcome: Outcome, ans
         return { kind: 'fail', error: `checkpoint "${point.name}" was answered with no option picked` };
       }
       const choice = findChoice(label, menuChoices(point));
-      return choice === null ? { kind: 'approve', note: `${point.name}: ${label}` } : act(point, choice);
+      return choice === null
+        ? { kind: 'fail', error: `checkpoint "${point.name}" was answered "${label}", which the agent's checkpoint no longer offers (its definition changed while the checkpoint waited)` }
+        : act(point, choice);
     }
     case 'free_text': {
       const text = answer.text.trim();
