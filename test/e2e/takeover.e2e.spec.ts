@@ -8,13 +8,13 @@ import { Harness } from '../harness/harness';
 import { HeldRequestServer, type HeldRequest } from '../harness/held-request.server';
 import { waitFor } from '../support/wait-for';
 
-function slowAgent(host: string) {
+function slowAgent(host: string, name = 'slow', request: Record<string, unknown> = {}) {
   return {
-    name: 'slow',
+    name,
     model: {
       provider: 'scripted',
       turns: [
-        { text: 'Fetching.', tool_calls: [{ name: 'http_request', input: { url: `http://${host}/work` } }] },
+        { text: 'Fetching.', tool_calls: [{ name: 'http_request', input: { url: `http://${host}/work`, ...request } }] },
         { tool_calls: [{ name: 'ask_user_text', input: { question: 'Ship it?' } }] },
         { tool_calls: [{ name: 'finish', input: { summary: 'got: {{last_answer}}' } }] },
       ],
@@ -34,7 +34,8 @@ describe('worker takeover across processes (default lease)', () => {
 
   beforeAll(async () => {
     tool = await HeldRequestServer.start();
-    h = await Harness.start({ name: 'takeover', gateways: 1, workers: 3, interactionServices: 1, agents: [slowAgent(tool.host)] });
+    const poster = slowAgent(tool.host, 'poster', { method: 'POST', body: '{"order":42}', headers: { 'content-type': 'application/json' } });
+    h = await Harness.start({ name: 'takeover', gateways: 1, workers: 3, interactionServices: 1, agents: [slowAgent(tool.host), poster] });
   });
 
   afterAll(async () => {
@@ -43,9 +44,9 @@ describe('worker takeover across processes (default lease)', () => {
   });
 
   /** Starts a run and returns the tool request of its first step, with the worker that sent it. */
-  async function runInMidStep(): Promise<{ runId: string; first: HeldRequest; holder: string }> {
+  async function runInMidStep(agent = 'slow'): Promise<{ runId: string; first: HeldRequest; holder: string }> {
     const seen = tool.requests.length;
-    const runId = await h.startRun(1, 'slow');
+    const runId = await h.startRun(1, agent);
     const first = await tool.next(seen);
     const holder = (await h.runHash(runId)).worker;
     expect(holder).toMatch(/^worker-\d$/);
@@ -108,6 +109,19 @@ describe('worker takeover across processes (default lease)', () => {
       // The tool call its last turn left unsettled was not sent again.
       expect(tool.requests.filter((request) => request.idempotencyKey === first.idempotencyKey)).toHaveLength(1);
       expect(ofType(await h.runLog(runId), 'tool_result')).toEqual([]);
+      await h.workerById(holder).restart();
+      expect(h.unexpectedExits()).toEqual([]);
+    }));
+
+  it('a POST whose worker is killed mid-request is not sent again: the worker that takes over tells the model it may have been received', () =>
+    h.diagnose(async () => {
+      const { runId, first, holder } = await runInMidStep('poster');
+      await h.workerById(holder).kill9();
+
+      const log = await answerAndFinish(runId, 'go on');
+      expect(tool.requests.filter((request) => request.idempotencyKey === first.idempotencyKey)).toHaveLength(1);
+      const [result] = ofType(log, 'tool_result').filter((entry) => entry.effectId === first.idempotencyKey);
+      expect(JSON.parse(result.content)).toEqual({ ok: false, error: expect.stringContaining('the server may or may not have received it, and it is not sent again') });
       await h.workerById(holder).restart();
       expect(h.unexpectedExits()).toEqual([]);
     }));

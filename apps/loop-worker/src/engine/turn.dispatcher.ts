@@ -334,7 +334,8 @@ export class TurnDispatcher {
     }
     if (name === 'http_request') {
       const { allowed_hosts, timeout_secs, max_response_bytes } = agent.http;
-      return executeHttpRequest({ input, effectId, policy: { allowedHosts: allowed_hosts, timeoutMs: timeout_secs * 1000, maxResponseBytes: max_response_bytes } });
+      const policy = { allowedHosts: allowed_hosts, timeoutMs: timeout_secs * 1000, maxResponseBytes: max_response_bytes };
+      return executeHttpRequest({ input, effectId, policy, records: workspace });
     }
     return errorResult(`unknown tool: ${name} is not available to this agent`);
   }

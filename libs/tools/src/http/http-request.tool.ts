@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostOnce, type EffectRecords } from '../effect.records';
 import { checkInput } from '../tool.input';
 import { errorResult, type ToolResult } from '../tool-result';
 import { truncateUtf8, utf8ByteLength } from '../utf8';
@@ -120,6 +121,8 @@ export interface HttpRequestCall {
   /** Sent as the Idempotency-Key header, so that a server can recognise a retried POST. */
   effectId: string;
   policy: HttpPolicy;
+  /** Where the result is recorded under the effect id: a retried step replays it, and a POST is sent at most once (see atMostOnce). */
+  records?: EffectRecords;
 }
 
 interface HostPattern {
@@ -204,6 +207,11 @@ export async function executeHttpRequest(call: HttpRequestCall): Promise<ToolRes
     return errorResult(`host ${requestHost(url)} is not allowed; nothing was sent (${allowed})`);
   }
 
+  const send = (): Promise<ToolResult> => sendRequest(url, method, headers, body, effectId, policy);
+  return call.records ? atMostOnce(call.records, effectId, method === 'POST' ? method : null, send) : send();
+}
+
+async function sendRequest(url: URL, method: string, headers: Record<string, string>, body: string | undefined, effectId: string, policy: HttpPolicy): Promise<ToolResult> {
   let response: Response;
   try {
     response = await fetch(url, {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { EffectRecords } from '../effect.records';
 import { checkInput } from '../tool.input';
 import { errorResult, type ToolResult } from '../tool-result';
 import { utf8ByteLength } from '../utf8';
@@ -23,17 +24,9 @@ export const ShellInputSchema = z.strictObject({
     ),
 });
 
-export interface ShellWorkspace {
+export interface ShellWorkspace extends EffectRecords {
   /** Every file of the workspace (path → content). */
   snapshot(): Promise<Map<string, string>>;
-  /** The recorded result of this effect id, when it was already committed (a retried step). */
-  recorded(effectId: string): Promise<string | null>;
-  /** Applies writes and deletes together once per effect id and records `result` as its result; a repeat returns the first result. Rejected (e.g. workspace full) changes nothing. */
-  commit(
-    effectId: string,
-    changes: { writes: Array<{ path: string; content: string }>; deletes: string[] },
-    result: string,
-  ): Promise<{ status: 'applied' | 'replayed'; result: string } | { status: 'rejected'; error: string }>;
 }
 
 export interface ShellToolCall {
