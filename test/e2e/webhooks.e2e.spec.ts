@@ -1,13 +1,16 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Queue } from 'bullmq';
+import { Queue, type Worker } from 'bullmq';
 import { WEBHOOK_QUEUE, webhookJobId } from '@parley/contracts';
 import { WebhookStore } from '@parley/store';
 import { askerAgent, quickAgent } from '../support/agents';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
+import { startInteractionService } from '../../apps/interaction-service/src/interaction-service.app';
+import { WebhookDeliveryProcessor } from '../../apps/interaction-service/src/webhooks/webhook-delivery.processor';
+import { WebhookSender } from '../../apps/interaction-service/src/webhooks/webhook.sender';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -348,6 +351,36 @@ describe('per-tenant webhooks', () => {
       expect(settled).toMatchObject({ status: 'failed', lastError: 'gave up: Redis went away', attempts: 0 });
     } finally {
       tries.mockRestore();
+      await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
+    }
+  });
+
+  it('a delivery whose senders kept dying mid-try ends failed once BullMQ fails its job for stalling, not pending for ever', async () => {
+    const slow = await receiver();
+    const { webhook } = await create({ url: slow.url, events: ['run.finished'] });
+    const dying = stack.interactions!.get(WebhookDeliveryProcessor);
+    // Its try never ends: the process dies in the middle of it.
+    const hung = jest.spyOn(stack.interactions!.get(WebhookSender), 'send').mockImplementation(() => new Promise(() => undefined));
+    const connection = stack.redis.duplicate();
+    const queue = new Queue(WEBHOOK_QUEUE, { connection, prefix: `${stack.config.prefix}:bull` });
+    let other: Awaited<ReturnType<typeof startInteractionService>> | undefined;
+    try {
+      await stack.startRun('quick', 'x', member());
+      const job = await waitFor(async () => (await queue.getActive())[0], { message: 'the delivery job to be taken' });
+      // Five senders died in its tries before: this one's death is one too many.
+      await stack.redis.hset(`${stack.config.prefix}:bull:${WEBHOOK_QUEUE}:${job.id}`, 'stc', 5);
+      await (dying as unknown as { queueWorker: { worker: Worker } }).queueWorker.worker.close(true);
+      other = await startInteractionService(stack.config);
+      const [pending] = await deliveries(webhook.id);
+      const settled = await deliveryOf(webhook.id, pending.eventId);
+      expect(settled).toMatchObject({ status: 'failed', lastError: 'gave up: job stalled more than allowable limit' });
+    } finally {
+      hung.mockRestore();
+      await other?.close();
+      await queue.close();
+      connection.disconnect();
+      await stack.stopInteractions();
+      await stack.startInteractions();
       await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
     }
   });
