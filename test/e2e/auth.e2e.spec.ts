@@ -202,6 +202,18 @@ describe('a socket lives no longer than its token', () => {
     expect(again.message).toBe('invalid token: token expired');
     socket.close();
   });
+
+  it('is closed at its expiry too when its Authorization header carries trailing whitespace the check trims (a no-break space)', async () => {
+    const token = signToken({ tenant: 'acme', sub: 'alice', role: 'member' }, own.config.jwtSecret, 2);
+    const socket = io(`${own.url}/v1`, { extraHeaders: { authorization: `Bearer ${token}\u00a0` }, transports: ['polling'], reconnection: false, forceNew: true });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('connect_error', reject);
+    });
+    const reason = await new Promise<string>((resolve) => socket.once('disconnect', resolve));
+    expect(reason).toBe('io server disconnect');
+    socket.close();
+  });
 });
 
 describe('a signing key removed from the key set', () => {

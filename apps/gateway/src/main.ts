@@ -1,8 +1,12 @@
-import { loadConfig } from '@parley/platform';
+import { devSecretExposure, loadConfig } from '@parley/platform';
 import { createGateway } from './gateway.app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const exposure = devSecretExposure(config);
+  if (exposure !== null) {
+    throw new Error(exposure);
+  }
   const app = await createGateway(config);
   await app.listen(config.port, config.host);
   console.log(`gateway listening on ${await app.getUrl()}`);

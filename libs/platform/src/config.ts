@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   PARLEY_JWT_CLOCK_SKEW_SECS: z.coerce.number().int().min(0).max(600).default(30),
   PARLEY_AGENTS_DIR: z.string().default('agents'),
   PARLEY_HOST: z.string().default('127.0.0.1'),
+  /** A gateway on a non-loopback address starts with the public development secret only when this is true. */
+  PARLEY_ALLOW_DEV_SECRET: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
   /** Short enough that a dead worker's run is taken over within ~5 s (lease, then one stalled check). */
@@ -105,6 +107,8 @@ export interface ParleyConfig {
   jwksCacheSecs: number;
   /** The gateway accepts tokens signed with the public development secret. */
   usingDevSecret: boolean;
+  /** PARLEY_ALLOW_DEV_SECRET: a gateway reachable from elsewhere may still start with the development secret. */
+  allowDevSecret: boolean;
   /** Remote JWKS (asymmetric keys of an identity provider). At most one of jwksUrl and jwksFile. */
   jwksUrl?: string;
   /** Local JWKS file, read when the gateway starts. */
@@ -202,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     jwtSecret,
     acceptSecretTokens,
     usingDevSecret: acceptSecretTokens && jwtSecret === DEV_SECRET,
+    allowDevSecret: e.PARLEY_ALLOW_DEV_SECRET === 'true',
     ...(e.PARLEY_JWKS_URL ? { jwksUrl: e.PARLEY_JWKS_URL } : {}),
     ...(e.PARLEY_JWKS_FILE ? { jwksFile: e.PARLEY_JWKS_FILE } : {}),
     ...(e.PARLEY_JWT_ISSUER ? { jwtIssuer: e.PARLEY_JWT_ISSUER } : {}),
@@ -251,4 +256,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...(e.PARLEY_CONSOLE_DIR ? { consoleDir: e.PARLEY_CONSOLE_DIR } : {}),
     ...overrides,
   };
+}
+
+/**
+ * Why a gateway must not start: it would accept tokens signed with the public development secret on
+ * an address other machines reach (anyone could sign an admin token of any tenant). Null when it may.
+ */
+export function devSecretExposure(config: Pick<ParleyConfig, 'usingDevSecret' | 'allowDevSecret' | 'host'>): string | null {
+  const loopback = config.host === 'localhost' || config.host === '::1' || config.host.startsWith('127.');
+  if (!config.usingDevSecret || loopback || config.allowDevSecret) {
+    return null;
+  }
+  return `refusing to listen on ${config.host} with the public development secret (PARLEY_JWT_SECRET is unset): anyone could sign tokens. Set PARLEY_JWT_SECRET to a long random value (openssl rand -hex 32), or PARLEY_ALLOW_DEV_SECRET=true for a throwaway trial`;
 }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JSONWebKeySet, type JWK, type JWTPayload } from 'jose';
 import { UnauthenticatedError } from '@parley/contracts';
-import { loadConfig } from './config';
+import { devSecretExposure, loadConfig } from './config';
 import { KeySetUnavailableError, TokenVerifier, signToken, verifyToken, type TokenVerifierOptions } from './token';
 import { VerifiedTokens } from './verified-tokens';
 
@@ -327,5 +327,19 @@ describe('TokenVerifier.fromConfig', () => {
     await expect(both.verify(signToken(ALICE, SECRET))).resolves.toEqual(ALICE);
     await expect(both.verify(await sign(ec))).resolves.toEqual(ALICE);
     await expectRefused(both.verify(devToken), devToken, 'invalid signature');
+  });
+});
+
+describe('devSecretExposure', () => {
+  it('refuses a gateway reachable from elsewhere that would accept the public development secret, unless allowed', () => {
+    expect(devSecretExposure(loadConfig({}))).toBeNull(); // 127.0.0.1 by default
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: 'localhost' }))).toBeNull();
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: '::1' }))).toBeNull();
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: '0.0.0.0' }))).toContain('refusing to listen on 0.0.0.0 with the public development secret');
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: '0.0.0.0', PARLEY_JWT_SECRET: '' }))).toContain('Set PARLEY_JWT_SECRET');
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: '10.0.0.5', PARLEY_ALLOW_DEV_SECRET: 'true' }))).toBeNull();
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: '0.0.0.0', PARLEY_JWT_SECRET: SECRET }))).toBeNull();
+    // With a key set the dev secret is never accepted: nothing to refuse.
+    expect(devSecretExposure(loadConfig({ PARLEY_HOST: '0.0.0.0', PARLEY_JWKS_FILE: '/tmp/x.json' }))).toBeNull();
   });
 });

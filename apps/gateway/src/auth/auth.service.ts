@@ -35,15 +35,20 @@ export class AuthService {
     if (!header) {
       throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <jwt>)');
     }
-    const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
-    if (!match) {
+    const token = bearerToken(header);
+    if (token === undefined) {
       throw new UnauthenticatedError('Authorization header must be "Bearer <jwt>"');
     }
-    return this.verifier.verify(match[1]);
+    return this.verifier.verify(token);
   }
 
   /** Members see their own runs; admins and services see the whole tenant. */
   canSee(user: TokenClaims, run: Pick<Run, 'tenant' | 'owner'>): boolean {
     return run.tenant === user.tenant && (user.role !== 'member' || run.owner === user.sub);
   }
+}
+
+/** The token of an `Authorization: Bearer <jwt>` header, read exactly as it is verified (so the socket's expiry and key checks see the token that signed it in). */
+export function bearerToken(header: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(header?.trim() ?? '')?.[1];
 }

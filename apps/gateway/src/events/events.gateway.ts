@@ -32,7 +32,7 @@ import {
 } from '@parley/contracts';
 import { metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, SOCKET_REFRESH_MS } from '@parley/store';
-import { AuthService } from '../auth/auth.service';
+import { AuthService, bearerToken } from '../auth/auth.service';
 import { toErrorReply } from '../http/error.filter';
 import { InteractionsService, requireClaimer } from '../interactions/interactions.service';
 import { RunsService } from '../runs/runs.service';
@@ -96,7 +96,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
       this.auth.authenticate(header).then(
         async (user) => {
-          const bearer = typeof token === 'string' ? token : /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
+          const bearer = typeof token === 'string' ? token : bearerToken(header);
           (socket.data as SocketData).user = user;
           (socket.data as SocketData).token = bearer;
           (socket.data as SocketData).keySetToken = bearer !== undefined && decodeProtectedHeader(bearer).alg !== 'HS256';
