@@ -2,7 +2,7 @@
  * Listings that filter: a run's interactions (`GET /v1/interactions?runId=`) and the runs of a tenant
  * (`GET /v1/runs`) find what the caller asked for wherever it stands, within their documented bounds.
  */
-import { RedisKeys } from '@parley/store';
+import { ParleyStore, RedisKeys } from '@parley/store';
 import { quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -41,6 +41,17 @@ describe('filtered listings', () => {
     const all = await stack.http('GET', `/v1/interactions?runId=${runId}&status=all`);
     expect(prompts(all.body.interactions)).toEqual(['First?', 'Second?', 'Third?']);
     expect(all.body.interactions.map((i: any) => i.status)).toEqual(['answered', 'answered', 'open']);
+
+    // Another member lists nothing of it, and the gateway does not even read its log for them.
+    const store = stack.gateway!.get(ParleyStore, { strict: false });
+    const reads = jest.spyOn(store.interactions, 'listForRun');
+    try {
+      const bob = stack.token({ sub: 'bob', role: 'member' });
+      expect((await stack.http('GET', `/v1/interactions?runId=${runId}&status=all`, undefined, bob)).body).toEqual({ interactions: [] });
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
   });
 
   /** Every page of a listing, following `next`. */

@@ -25,7 +25,14 @@ const EnvSchema = z.object({
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
   PARLEY_JWT_SECRET: z.preprocess(unsetIfEmpty, z.string().min(16).optional()),
   /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
-  PARLEY_JWKS_URL: z.preprocess(unsetIfEmpty, z.url({ protocol: /^https?$/ }).optional()),
+  PARLEY_JWKS_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .url({ protocol: /^https?$/ })
+      // Whoever can answer a plain-HTTP fetch of the key set could sign tokens of any tenant and role.
+      .refine((url) => url.startsWith('https:') || /^http:\/\/(localhost|127\.[\d.]+|\[::1\])(:\d+)?(\/|$)/.test(url), 'must be https:// (http:// only on this host: localhost, 127.x, [::1])')
+      .optional(),
+  ),
   /** The same as a local file, for air-gapped deployments and tests. */
   PARLEY_JWKS_FILE: z.preprocess(unsetIfEmpty, z.string().optional()),
   /** How long a fetched PARLEY_JWKS_URL key set is used before it is fetched again. */

@@ -330,6 +330,16 @@ describe('TokenVerifier.fromConfig', () => {
   });
 });
 
+describe('PARLEY_JWKS_URL', () => {
+  it('must be https, but for a key set served on this host', () => {
+    expect(loadConfig({ PARLEY_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json' })).toMatchObject({ jwksUrl: 'https://idp.example.com/.well-known/jwks.json' });
+    expect(loadConfig({ PARLEY_JWKS_URL: 'http://127.0.0.1:8999/jwks' })).toMatchObject({ jwksUrl: 'http://127.0.0.1:8999/jwks' });
+    expect(loadConfig({ PARLEY_JWKS_URL: 'http://localhost/jwks' })).toMatchObject({ jwksUrl: 'http://localhost/jwks' });
+    expect(() => loadConfig({ PARLEY_JWKS_URL: 'http://idp.example.com/jwks' })).toThrow(expect.objectContaining({ details: { issues: [{ field: 'PARLEY_JWKS_URL', reason: expect.stringContaining('must be https://') }] } }));
+    expect(() => loadConfig({ PARLEY_JWKS_URL: 'http://localhost.evil.com/jwks' })).toThrow();
+  });
+});
+
 describe('devSecretExposure', () => {
   it('refuses a gateway reachable from elsewhere that would accept the public development secret, unless allowed', () => {
     expect(devSecretExposure(loadConfig({}))).toBeNull(); // 127.0.0.1 by default

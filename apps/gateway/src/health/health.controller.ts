@@ -31,14 +31,16 @@ export class HealthController {
     return { live: true };
   }
 
+  /** Which checks failed, not why: the reasons (addresses, errors) are for the ops port, not the public one. */
   @Get('health/ready')
   @Public()
-  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessReport> {
-    const report = await checkReadiness({
+  async ready(@Res({ passthrough: true }) res: Response): Promise<{ ready: boolean; checks: Record<string, 'ok' | 'failed'> }> {
+    const report: ReadinessReport = await checkReadiness({
       redis: async () => void (await this.redis.ping()),
       queues: async () => void (await this.queueRedis.ping()),
     });
     res.status(report.ready ? 200 : 503);
-    return report;
+    const checks = Object.fromEntries(Object.entries(report.checks).map(([name, result]) => [name, result === 'ok' ? ('ok' as const) : ('failed' as const)]));
+    return { ready: report.ready, checks };
   }
 }

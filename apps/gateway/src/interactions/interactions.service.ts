@@ -48,6 +48,11 @@ export class InteractionsService {
     if (!filter.runId) {
       return this.store.interactions.listOpen(user.tenant, (i) => this.auth.canSee(user, i), filter.limit);
     }
+    // A run the caller cannot see is not read at all (its log can be long), and lists nothing, like a missing one.
+    const run = await this.store.runs.get(user.tenant, filter.runId);
+    if (!run || !this.auth.canSee(user, run)) {
+      return [];
+    }
     return this.store.interactions.listForRun(user.tenant, filter.runId, (i) => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open'), filter.limit);
   }
 
