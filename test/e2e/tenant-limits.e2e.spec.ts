@@ -1,5 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { io } from 'socket.io-client';
+import { io, type Socket } from 'socket.io-client';
 import { createGateway } from '../../apps/gateway/src/gateway.app';
 import { TestClient, TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -170,5 +170,39 @@ describe('per-tenant limits (Redis-backed, across gateways)', () => {
     const concurrent = await start('multi', secondUrl);
     expect(concurrent).toMatchObject({ status: 429, body: { error: { details: { limit: 'concurrent_runs' } } } });
     expect(await runCount('multi')).toBe(2);
+  });
+});
+
+describe('connections per user', () => {
+  let stack: TestStack;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    stack = await TestStack.start({ overrides: { limitSockets: 10, limitSocketsPerUser: 2 } });
+  });
+  afterAll(async () => {
+    sockets.forEach((socket) => socket.close());
+    await stack.close();
+  });
+
+  const connect = (sub: string) => {
+    const socket = io(`${stack.url}/v1`, { auth: { token: stack.token({ sub }) }, transports: ['websocket'], reconnection: false, forceNew: true });
+    sockets.push(socket);
+    return new Promise<{ ok: true; socket: Socket } | { ok: false; error: any }>((resolve) => {
+      socket.once('connect', () => resolve({ ok: true, socket }));
+      socket.once('connect_error', (error) => resolve({ ok: false, error }));
+    });
+  };
+
+  it("one user cannot hold the tenant's connections: past their own limit their handshake is refused, others still connect", async () => {
+    const first = await connect('mallory');
+    expect((await connect('mallory')).ok).toBe(true);
+    const refused = await connect('mallory');
+    expect(refused.ok ? undefined : refused.error.data).toMatchObject({ error: { code: 'rate_limited', details: { limit: 'user_sockets' } } });
+    expect((await connect('alice')).ok).toBe(true);
+
+    if (first.ok) {
+      first.socket.close();
+    }
+    await waitFor(async () => (await connect('mallory')).ok, { message: "a connection once one of mallory's is closed" });
   });
 });

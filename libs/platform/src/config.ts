@@ -71,6 +71,7 @@ const EnvSchema = z.object({
   PARLEY_LIMIT_CONCURRENT_RUNS: z.coerce.number().int().min(0).default(500),
   PARLEY_LIMIT_OPEN_INTERACTIONS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_SOCKETS: z.coerce.number().int().min(0).default(1000),
+  PARLEY_LIMIT_SOCKETS_PER_USER: z.coerce.number().int().min(0).default(50),
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   /** Webhooks: deliver to private, loopback and link-local addresses too (tests, on-premises receivers). */
   PARLEY_WEBHOOK_ALLOW_PRIVATE: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
@@ -157,6 +158,8 @@ export interface ParleyConfig {
   limitOpenInteractions: number;
   /** socket.io connections of a tenant across all gateways (0 = no limit). */
   limitSockets: number;
+  /** Live socket.io connections of one user (token subject) of a tenant, across gateways (0 = no limit). */
+  limitSocketsPerUser: number;
   /** Messages to runs a tenant may send per minute (0 = no limit). */
   limitMessagesPerMinute: number;
   /** Webhooks may target private, loopback and link-local addresses (refused by default). */
@@ -244,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     limitConcurrentRuns: e.PARLEY_LIMIT_CONCURRENT_RUNS,
     limitOpenInteractions: e.PARLEY_LIMIT_OPEN_INTERACTIONS,
     limitSockets: e.PARLEY_LIMIT_SOCKETS,
+    limitSocketsPerUser: e.PARLEY_LIMIT_SOCKETS_PER_USER,
     limitMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE,
     webhookAllowPrivate: e.PARLEY_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookMaxEndpoints: e.PARLEY_WEBHOOK_MAX_ENDPOINTS,

@@ -52,7 +52,7 @@ interface SocketData {
   subscribes?: number;
   /** The number of the latest subscribe whose message was accepted: it replaces any earlier one still in progress. */
   accepted?: number;
-  /** This socket's member in the tenant's connection set ("<gateway>:<socket>"), once it holds a slot. */
+  /** This socket's member in the tenant's connection set ("<gateway>:<socket>\n<user digest>"), once it holds a slot. */
   slot?: string;
 }
 
@@ -101,10 +101,9 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
           (socket.data as SocketData).token = bearer;
           (socket.data as SocketData).keySetToken = bearer !== undefined && decodeProtectedHeader(bearer).alg !== 'HS256';
           const endsAt = socketEndsAt(bearer, this.config.jwtClockSkewSecs);
-          // A slot in the tenant's connection count (across gateways); past the limit the handshake is refused.
-          const slot = `${this.instanceId}:${socket.id}`;
-          await this.store.limits.acquireSocket(user.tenant, slot, this.config.limitSockets);
-          (socket.data as SocketData).slot = slot;
+          // A slot in the tenant's and the user's connection counts (across gateways); past a limit the handshake is refused.
+          const limits = { tenant: this.config.limitSockets, user: this.config.limitSocketsPerUser };
+          (socket.data as SocketData).slot = await this.store.limits.acquireSocket(user.tenant, user.sub, `${this.instanceId}:${socket.id}`, limits);
           if (socket.conn.readyState !== 'open') {
             // The client left while the slot was taken: give it back (no disconnect event follows).
             await this.releaseSlot(socket);

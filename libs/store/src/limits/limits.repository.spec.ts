@@ -72,16 +72,30 @@ describe('LimitsRepository', () => {
 
   it('counts live sockets across gateways; expired slots stop counting', async () => {
     const now = Date.now();
-    await store.limits.acquireSocket('acme', 'gw1:a', 2, now - SOCKET_SLOT_TTL_MS - 1);
-    await store.limits.acquireSocket('acme', 'gw2:b', 2, now);
+    const two = { tenant: 2, user: 0 };
+    await store.limits.acquireSocket('acme', 'alice', 'gw1:a', two, now - SOCKET_SLOT_TTL_MS - 1);
+    const b = await store.limits.acquireSocket('acme', 'alice', 'gw2:b', two, now);
     // gw1:a expired (its gateway stopped refreshing it): there is room for one more.
-    await store.limits.acquireSocket('acme', 'gw2:c', 2, now);
+    await store.limits.acquireSocket('acme', 'bob', 'gw2:c', two, now);
     expect(await store.limits.liveSockets('acme', now)).toBe(2);
-    const error = await refusal(store.limits.acquireSocket('acme', 'gw1:d', 2, now));
+    const error = await refusal(store.limits.acquireSocket('acme', 'carol', 'gw1:d', two, now));
     expect(error?.details).toMatchObject({ limit: 'sockets' });
-    await store.limits.refreshSockets(new Map([['acme', ['gw2:b']]]), now + SOCKET_SLOT_TTL_MS / 2);
+    await store.limits.refreshSockets(new Map([['acme', [b]]]), now + SOCKET_SLOT_TTL_MS / 2);
     expect(await store.limits.liveSockets('acme', now + SOCKET_SLOT_TTL_MS + 1)).toBe(1);
-    await store.limits.releaseSocket('acme', 'gw2:b');
+    await store.limits.releaseSocket('acme', b);
     expect(await store.limits.liveSockets('acme', now)).toBe(1);
+  });
+
+  it("counts a user's sockets within the tenant's: one user cannot take every connection of the tenant", async () => {
+    const now = Date.now();
+    const limits = { tenant: 10, user: 2 };
+    await store.limits.acquireSocket('globex', 'mallory', 'gw1:a', limits, now);
+    await store.limits.acquireSocket('globex', 'mallory', 'gw2:b', limits, now);
+    const error = await refusal(store.limits.acquireSocket('globex', 'mallory', 'gw1:c', limits, now));
+    expect(error?.details).toMatchObject({ limit: 'user_sockets' });
+    // Others still connect, one whose id ends like another's included (the user part is a digest).
+    await store.limits.acquireSocket('globex', 'alice', 'gw1:d', limits, now);
+    await store.limits.acquireSocket('globex', 'x\nmallory', 'gw1:e', limits, now);
+    expect(await store.limits.liveSockets('globex', now)).toBe(4);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { RateLimitedError } from '@parley/contracts';
 import { zaddEach } from '../many-keys';
 import type { StoreContext } from '../store.context';
@@ -88,18 +89,26 @@ export class LimitsRepository {
   }
 
   /**
-   * Takes a connection slot for `member` ("<gateway>:<socket>"); throws RateLimitedError when the
-   * tenant already has `limit` live sockets across gateways. 0 = no limit, but the slot is still kept.
+   * Takes a connection slot of `user` for the socket `socket` ("<gateway>:<socket id>") and returns its
+   * member (what refresh and release name); throws RateLimitedError when the tenant already has
+   * `limits.tenant` live sockets across gateways, or the user `limits.user`. 0 = no limit, but the slot is still kept.
    */
-  async acquireSocket(tenant: string, member: string, limit: number, now = Date.now()): Promise<void> {
-    const [acquired, live] = (await this.ctx.scripts.run(
+  async acquireSocket(tenant: string, user: string, socket: string, limits: { tenant: number; user: number }, now = Date.now()): Promise<string> {
+    // The user as a digest: a user id with a newline in it cannot pass for another user's suffix.
+    const userPart = `\n${createHash('sha1').update(user).digest('hex')}`;
+    const member = `${socket}${userPart}`;
+    const [acquired, live, which] = (await this.ctx.scripts.run(
       'acquireSocket',
       [this.ctx.keys.tenantSockets(tenant)],
-      [member, now, now + SOCKET_SLOT_TTL_MS, limit > 0 ? limit : Number.MAX_SAFE_INTEGER],
-    )) as [number, number];
-    if (acquired !== 1) {
-      throw new RateLimitedError('sockets', retryAfterSecs(SOCKET_REFRESH_MS), `tenant ${tenant} has ${live} open connections (limit ${limit})`);
+      [member, now, now + SOCKET_SLOT_TTL_MS, limits.tenant > 0 ? limits.tenant : Number.MAX_SAFE_INTEGER, userPart, limits.user],
+    )) as [number, number, string?];
+    if (acquired === 1) {
+      return member;
     }
+    if (which === 'user') {
+      throw new RateLimitedError('user_sockets', retryAfterSecs(SOCKET_REFRESH_MS), `${user} has ${live} open connections in tenant ${tenant} (limit ${limits.user} per user)`);
+    }
+    throw new RateLimitedError('sockets', retryAfterSecs(SOCKET_REFRESH_MS), `tenant ${tenant} has ${live} open connections (limit ${limits.tenant})`);
   }
 
   /** Keeps the slots of a gateway's live sockets (tenant → members) from expiring. */
