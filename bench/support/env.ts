@@ -30,6 +30,7 @@ export const BENCH_ENV: Record<string, string> = {
   PARLEY_LIMIT_CONCURRENT_RUNS: '0',
   PARLEY_LIMIT_OPEN_INTERACTIONS: '0',
   PARLEY_LIMIT_SOCKETS: '0',
+  PARLEY_LIMIT_SOCKETS_PER_USER: '0',
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: '0',
 };
 
@@ -54,4 +55,4 @@ export async function connectClient(url: string, token: string, types?: readonly
 }
 
 /** The same limits off, as config overrides of an in-process TestStack. */
-export const BENCH_LIMITS_OFF = { limitRunsPerMinute: 0, limitConcurrentRuns: 0, limitOpenInteractions: 0, limitSockets: 0, limitMessagesPerMinute: 0 };
+export const BENCH_LIMITS_OFF = { limitRunsPerMinute: 0, limitConcurrentRuns: 0, limitOpenInteractions: 0, limitSockets: 0, limitSocketsPerUser: 0, limitMessagesPerMinute: 0 };
