@@ -1,4 +1,4 @@
-import { devSecretExposure, loadConfig } from '@parley/platform';
+import { devSecretExposure, exitIfShutdownHangs, loadConfig } from '@parley/platform';
 import { createGateway } from './gateway.app';
 
 async function main(): Promise<void> {
@@ -9,6 +9,8 @@ async function main(): Promise<void> {
   }
   const app = await createGateway(config);
   await app.listen(config.port, config.host);
+  // Past the grace period and the bounded closes after it, a stopping process exits regardless.
+  exitIfShutdownHangs(config.shutdownGraceMs + 30_000);
   console.log(`gateway listening on ${await app.getUrl()}`);
   if (config.usingDevSecret) {
     console.warn('PARLEY_JWT_SECRET is unset or the public development secret: anyone can mint tokens; never do this in production');

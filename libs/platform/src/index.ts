@@ -4,5 +4,6 @@ export * from './redis';
 export * from './token';
 export * from './ops/metrics';
 export * from './ops/ops.server';
+export * from './ops/shutdown.watchdog';
 export * from './nest-logger';
 export * from './net/unanswered';
