@@ -1,5 +1,5 @@
 import type { ParleyEvent } from '@parley/contracts';
-import type { StoreContext } from './store.context';
+import { transactionReplies, type StoreContext } from './store.context';
 import { eventFromEntry, type StreamEntry } from './stream-entry';
 
 /** A page of events, and whether events after its `since` are missing: the tenant stream trimmed them. */
@@ -28,12 +28,8 @@ export class EventRepository {
   replayTenant(tenant: string, since: number, limit: number): Promise<EventPage> {
     const k = this.ctx.keys;
     return readPage(tenant, since, limit, async (after, count) => {
-      const replies = (await this.ctx.redis.multi().get(k.trimmedEvents(tenant)).xrange(k.tenantEvents(tenant), `(0-${after}`, '+', 'COUNT', count).exec()) ?? [];
-      const failure = replies.find(([error]) => error)?.[0];
-      if (failure) {
-        throw failure;
-      }
-      const [[, trimmed], [, entries]] = replies as [[null, string | null], [null, StreamEntry[]]];
+      const multi = this.ctx.redis.multi().get(k.trimmedEvents(tenant)).xrange(k.tenantEvents(tenant), `(0-${after}`, '+', 'COUNT', count);
+      const [trimmed, entries] = (await transactionReplies(multi)) as [string | null, StreamEntry[]];
       return { entries, truncated: Number(trimmed ?? 0) > after };
     });
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Actor, EventDraft, Run } from '@parley/contracts';
 import { ReplyLostError } from '@parley/platform';
 import type { Lease } from './run.repository';
-import type { StoreContext } from './store.context';
+import { transactionReplies, type StoreContext } from './store.context';
 
 export type PostMessageResult =
   | { status: 'accepted'; pending: number }
@@ -48,15 +48,18 @@ export class RunMessageRepository {
     }
   }
 
-  /** A keyed message already kept for the run (`replayed`), its key used for another text (`conflict`), or neither (null). */
-  async keptBefore(run: Pick<Run, 'tenant' | 'id'>, messageId: string, text: string): Promise<'replayed' | 'conflict' | null> {
-    const recorded = await this.ctx.redis.hget(this.ctx.keys.runMessageKeys(run.tenant, run.id), messageId);
-    return recorded === null ? null : recorded === digestOf(text) ? 'replayed' : 'conflict';
-  }
-
-  /** How many messages wait for the run. */
-  pending(run: Pick<Run, 'tenant' | 'id'>): Promise<number> {
-    return this.ctx.redis.llen(this.ctx.keys.runMessages(run.tenant, run.id));
+  /**
+   * A keyed message already kept for the run (`replayed`, with the messages waiting now), its key used
+   * for another text (`conflict`), or neither (null): one round trip, read before anything is counted.
+   */
+  async keptBefore(run: Pick<Run, 'tenant' | 'id'>, messageId: string, text: string): Promise<Extract<PostMessageResult, { status: 'replayed' | 'conflict' }> | null> {
+    const k = this.ctx.keys;
+    const multi = this.ctx.redis.multi().hget(k.runMessageKeys(run.tenant, run.id), messageId).llen(k.runMessages(run.tenant, run.id));
+    const [recorded, pending] = (await transactionReplies(multi)) as [string | null, number];
+    if (recorded === null) {
+      return null;
+    }
+    return recorded === digestOf(text) ? { status: 'replayed', pending } : { status: 'conflict' };
   }
 
   private async postOnce(run: Pick<Run, 'tenant' | 'id' | 'owner'>, message: PendingMessage, keyed: boolean): Promise<PostMessageResult> {

@@ -1,3 +1,4 @@
+import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '@parley/platform';
 import type { EventDraft } from '@parley/contracts';
 import { RedisKeys } from './keys';
@@ -48,4 +49,14 @@ export class StoreContext {
 
 export function eventArgs(events: EventDraft[]): string[] {
   return events.flatMap((event) => [event.type, JSON.stringify(event.data)]);
+}
+
+/** The replies of a MULTI (reads taken in one step), or the first error one of them got. */
+export async function transactionReplies(multi: ChainableCommander): Promise<unknown[]> {
+  const replies = (await multi.exec()) ?? [];
+  const failure = replies.find(([error]) => error)?.[0];
+  if (failure) {
+    throw failure;
+  }
+  return replies.map(([, reply]) => reply);
 }

@@ -187,7 +187,7 @@ export class RunsService {
     // A repeat is told so before the limit is counted: a client retries when it is busiest.
     const before = idempotencyKey === undefined ? null : await this.store.messages.keptBefore(run, messageId, body.text);
     if (before !== null) {
-      return this.messageOutcome(runId, messageId, before === 'replayed' ? { status: 'replayed', pending: await this.store.messages.pending(run) } : { status: 'conflict' });
+      return this.messageOutcome(runId, messageId, before);
     }
     // Counted before anything is written; given back when the run keeps nothing of the message.
     await this.store.limits.hitMessage(user.tenant, this.config.limitMessagesPerMinute);
