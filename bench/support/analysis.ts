@@ -61,10 +61,16 @@ function bullShare(c: CycleResults): number {
 }
 
 /**
- * Each event is a SET of the tenant's seq, an XADD and an XLEN (the stream's cap), an append to the run's seqs and
- * a PUBLISH inside the script that makes the change (and, once per script, a TIME and a GET of the seq).
+ * Each event is a SET of the tenant's seq, an XADD and an XLEN (the stream's cap) and an append to the run's seqs
+ * inside the script that makes the change (and, once per script, a TIME, a GET of the seq and one PUBLISH of all
+ * its events).
  */
-const COMMANDS_PER_EVENT = 5;
+const COMMANDS_PER_EVENT = 4;
+
+/** PUBLISH commands per cycle: one per script that wrote events. */
+function publishes(c: CycleResults): number {
+  return c.throughput.oneWorker.costs.breakdown.find(([name]) => name === 'publish')?.[1] ?? 0;
+}
 
 function cycleNotes(r: Results, c: CycleResults): string[] {
   const one = c.throughput.oneWorker;
@@ -97,8 +103,9 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
       (flow
         ? ` It moves ${flow.runJobs.toFixed(2)} \`runs\` jobs (one per answer, plus the start) and ${flow.timerJobs.toFixed(2)} deadline timer jobs; at the ` +
           `${c.bullCosts.commands.toFixed(0)} commands of the bare BullMQ round trip (§1) that is about ${bullShare(c).toFixed(0)} commands of BullMQ's. ` +
-          `It writes ${flow.events.toFixed(2)} events, each a \`SET\` of the tenant's seq, one \`XADD\` (tenant stream) and an \`XLEN\` (its cap), an append to the run's seqs and a \`PUBLISH\`: ` +
-          `${(flow.events * COMMANDS_PER_EVENT).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT).toFixed(0)} are Parley's ` +
+          `It writes ${flow.events.toFixed(2)} events, each a \`SET\` of the tenant's seq, one \`XADD\` (tenant stream) and an \`XLEN\` (its cap) and an append to the run's seqs, ` +
+          `published ${publishes(c).toFixed(2)} times (one \`PUBLISH\` per script, of all its events): ` +
+          `${(flow.events * COMMANDS_PER_EVENT + publishes(c)).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT - publishes(c)).toFixed(0)} are Parley's ` +
           'scripts and reads (run hash, log, interaction, lease, the deadline filing).'
         : ''),
   );
@@ -228,8 +235,8 @@ function processNote(role: string, c: CycleResults): string {
   const flow = c.throughput.oneWorker.flow;
   if (role.startsWith('gateway')) {
     return (
-      'the answer (validation against the interaction as `interaction.opened` announced it, the resolve script, the `runs` enqueue) and the fan-out: each published event ' +
-      `(${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, checked against every socket of the tenant and broadcast once. ` +
+      'the answer (validation against the interaction as `interaction.opened` announced it, the resolve script, the `runs` enqueue) and the fan-out: each published message ' +
+      `(${publishes(c).toFixed(1)} per cycle, one per script, holding its events: ${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, and each event is checked against every socket of the tenant and broadcast once. ` +
       'Fewer or smaller events cut it.'
     );
   }

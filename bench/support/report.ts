@@ -378,8 +378,8 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     const flow = c.throughput.oneWorker.flow;
     if (flow) {
       out.push(`What a cycle moves (Parley, 1 loop-worker, measured over the same window): ${n2(flow.events)} events (the tenant stream's`);
-      out.push('`entries-added` delta; each is a `SET` of the tenant\'s seq, one `XADD` to the tenant stream and an `XLEN`, an append to the run\'s seqs and a `PUBLISH`, inside');
-      out.push(`the script that makes the change), ${n2(flow.runJobs)} \`runs\` jobs (one per answer, plus the start), ${n2(flow.timerJobs)} deadline timer jobs.`);
+      out.push('`entries-added` delta; each is a `SET` of the tenant\'s seq, one `XADD` to the tenant stream and an `XLEN` and an append to the run\'s seqs, inside');
+      out.push(`the script that makes the change, which publishes all its events in one \`PUBLISH\`), ${n2(flow.runJobs)} \`runs\` jobs (one per answer, plus the start), ${n2(flow.timerJobs)} deadline timer jobs.`);
       out.push('');
     }
     out.push(`Redis time per cycle (Parley, 1 loop-worker; \`INFO commandstats\` usec), largest first: ${usecList(c.throughput.oneWorker.costs)}.`);

@@ -80,3 +80,9 @@ export type ParleyEvent = { [T in EventType]: { seq: number; tenant: string; run
  * missed a message. Messages of releases before it had none (their seqs were consecutive).
  */
 export type PublishedEvent = ParleyEvent & { prev?: number };
+
+/**
+ * One message on the fan-out channel: the events one script wrote, in seq order, all of one tenant
+ * (a single event object from releases before batching).
+ */
+export type PublishedMessage = PublishedEvent[] | PublishedEvent;

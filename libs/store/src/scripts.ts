@@ -54,8 +54,9 @@ const DIR = join(__dirname, 'scripts');
 // Read together with the scripts, not at import: a script and the prologue it calls come from the same files.
 function source(file: string, prologue: string): string {
   const body = readFileSync(join(DIR, file), 'utf8');
-  // Scripts that change state and emit events share the prologue (see includes/emit.lua).
-  return body.includes('emit prologue') ? `${prologue}\n${body}` : body;
+  // Scripts that change state and emit events share the prologue (see includes/emit.lua), and
+  // publish their events in one message once the body has returned, from wherever it returns.
+  return body.includes('emit prologue') ? `${prologue}\nlocal function body()\n${body}\nend\nlocal result = body()\npublishEvents()\nreturn result\n` : body;
 }
 
 /**

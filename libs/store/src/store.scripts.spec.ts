@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt } from '@parley/contracts';
+import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt, PublishedMessage } from '@parley/contracts';
 import type { AcquireResult, Lease, NewRun } from './run.repository';
 import { ParleyStore } from './store';
 import { NO_DEADLINE_SCORE } from './interaction.repository';
@@ -675,10 +675,10 @@ describe('one answer, once', () => {
 describe('events', () => {
   it('every state change emits one event with the next per-tenant seq; readTenant(since) returns exactly what came after', async () => {
     const store = makeStore();
-    const published: ParleyEvent[] = [];
+    const published: PublishedMessage[] = [];
     const subscriber = new Redis(REDIS_URL);
     clients.push(subscriber);
-    subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as ParleyEvent));
+    subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as PublishedMessage));
     await subscriber.subscribe(store.ctx.keys.eventsChannel());
 
     const run = await newRun(store);
@@ -721,9 +721,12 @@ describe('events', () => {
     expect(await store.events.readTenant(TENANT, all[2].seq, 2)).toEqual(all.slice(3, 5));
     expect(await store.events.readRun(TENANT, run.runId, all[3].seq, 1000)).toEqual(all.slice(4));
 
-    // Published live in the same step, in the same order, each naming the tenant's seq before it.
-    await waitFor(() => published.length >= all.length, { timeoutMs: 5000, message: 'the published events' });
-    expect(published).toEqual(all.map((event, i) => ({ ...event, prev: i === 0 ? 0 : all[i - 1].seq })));
+    // Published live in the same step, in the same order, each naming the tenant's seq before it:
+    // one message per step, holding that step's events.
+    const named = all.map((event, i) => ({ ...event, prev: i === 0 ? 0 : all[i - 1].seq }));
+    const steps = [[0, 1], [2], [3], [4, 5], [6, 7], [8], [9, 10]];
+    await waitFor(() => published.length >= steps.length, { timeoutMs: 5000, message: 'the published events' });
+    expect(published).toEqual(steps.map((step) => step.map((i) => named[i])));
 
     // Another tenant has a sequence of its own and sees none of these.
     const other = await newRun(store, 'globex');

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ParleyEvent, PublishedEvent } from '@parley/contracts';
+import type { ParleyEvent, PublishedMessage } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parley/store';
 
@@ -106,24 +106,30 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   }
 
   private onMessage(message: string): void {
-    let published: PublishedEvent;
+    let parsed: PublishedMessage;
     try {
-      published = JSON.parse(message) as PublishedEvent;
+      parsed = JSON.parse(message) as PublishedMessage;
     } catch {
       this.logger.warn('ignored a malformed event message');
       return;
     }
-    const { prev, ...event } = published;
-    // Seqs are not consecutive: the message names the tenant's seq before it (one published by an
-    // older release, whose seqs were, does not).
-    const before = prev ?? event.seq - 1;
-    this.published.forEach((listener) => listener(event));
-    // Tenants no socket here subscribed to are not followed: a later subscribe replays from the stream.
-    this.enqueue(event.tenant, async (state) => {
-      if (before > state.lastSeq) {
-        await this.fill(event.tenant, state, event.seq - 1);
+    const batch = Array.isArray(parsed) ? parsed : [parsed];
+    if (batch.length === 0) {
+      return;
+    }
+    const events = batch.map(({ prev: _prev, ...event }) => event);
+    events.forEach((event) => this.published.forEach((listener) => listener(event)));
+    // One script's events, all of one tenant. Tenants no socket here subscribed to are not followed:
+    // a later subscribe replays from the stream.
+    this.enqueue(events[0].tenant, async (state) => {
+      for (const [i, event] of events.entries()) {
+        // Seqs are not consecutive: each event names the tenant's seq before it (one published by
+        // an older release, whose seqs were, does not).
+        if ((batch[i].prev ?? event.seq - 1) > state.lastSeq) {
+          await this.fill(event.tenant, state, event.seq - 1);
+        }
+        this.deliver(state, event);
       }
-      this.deliver(state, event);
     });
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { ParleyEvent } from '@parley/contracts';
+import type { PublishedMessage } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry } from '@parley/store';
 import { WebhookRouter } from './webhook.router';
@@ -16,8 +16,11 @@ const BLOCK_MS = 30_000;
 const DEAD_CONSUMER_MS = 3600_000;
 /** How soon a tenant whose read failed (not NOGROUP) is read again. */
 const RETRY_MS = 1000;
-/** Every event JSON starts like this (includes/emit.lua): the tenant is found without parsing the rest. */
-const TENANT_OF = /^\{"seq":\d+,"tenant":"([^"\\]+)"/;
+/**
+ * Every message starts like this (includes/emit.lua: an array of one tenant's events, or one event
+ * from an older release): the tenant is found without parsing the rest.
+ */
+const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
 
 /**
  * Reads the event streams of the tenants that have webhook endpoints, as one consumer of a group
@@ -300,7 +303,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 /** The tenant of an event message that does not start the usual way (undefined if it is not an event). */
 function tenantOf(message: string): string | undefined {
   try {
-    const tenant = (JSON.parse(message) as Partial<ParleyEvent>).tenant;
+    const parsed = JSON.parse(message) as PublishedMessage;
+    const tenant = (Array.isArray(parsed) ? parsed[0] : parsed)?.tenant;
     return typeof tenant === 'string' ? tenant : undefined;
   } catch {
     return undefined;

@@ -125,10 +125,21 @@ local function trimEvents()
   redis.call('SET', TRIMMED, string.format('%d', newest))
 end
 
+-- The events of this script, as published: one message per script, a JSON array of them in seq
+-- order, sent by publishEvents() once the script's body has returned (scripts.ts wraps every body
+-- that uses this prologue). Each subscriber then reads, parses and schedules one message per step
+-- instead of one per event.
+local published = {}
+local function publishEvents()
+  if #published > 0 then
+    redis.call('PUBLISH', CHANNEL, '[' .. table.concat(published, ',') .. ']')
+  end
+end
+
 -- Appends one event of another run of the same tenant (a parent woken by its child), with the
 -- tenant's next sequence number; returns the number. The event is stored once, in the tenant
 -- stream; the run keeps only its seqs (runSeqsKey nil: a run whose keys are gone or expiring).
--- The message published also names the tenant's previous seq (`prev`), so a subscriber tells a
+-- The event as published also names the tenant's previous seq (`prev`), so a subscriber tells a
 -- message it missed from a gap in the numbers.
 local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   owner = owner or ''
@@ -145,7 +156,7 @@ local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   if runSeqsKey then
     appendSeq(runSeqsKey, seq)
   end
-  redis.call('PUBLISH', CHANNEL, json)
+  published[#published + 1] = json
   return seq
 end
 
