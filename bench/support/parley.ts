@@ -65,8 +65,11 @@ export interface AnswererOptions {
  * call that ran without asking anyone (`stepMs`).
  */
 export class AutoAnswerer {
-  /** The event types it reads: a client that subscribes to these only is sent nothing it ignores. */
-  static readonly TYPES: readonly EventType[] = ['interaction.opened', 'tool.result', 'run.status', 'run.finished', 'run.failed', 'run.cancelled'];
+  /**
+   * The event types it reads to answer and time resumes: a client that subscribes to these only is
+   * sent nothing it ignores. `stepMs` needs `tool.result` besides.
+   */
+  static readonly TYPES: readonly EventType[] = ['interaction.opened', 'run.status', 'run.finished', 'run.failed', 'run.cancelled'];
   readonly resumeMs: number[] = [];
   readonly cycleMs: number[] = [];
   readonly stepMs: number[] = [];
