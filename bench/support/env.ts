@@ -27,11 +27,13 @@ export async function benchRedis(): Promise<{ url: string; pid?: number; close: 
 export const BENCH_ENV: Record<string, string> = {
   PARLEY_WORKER_CONCURRENCY: '50',
   PARLEY_LIMIT_RUNS_PER_MINUTE: '0',
+  PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: '0',
   PARLEY_LIMIT_CONCURRENT_RUNS: '0',
   PARLEY_LIMIT_OPEN_INTERACTIONS: '0',
   PARLEY_LIMIT_SOCKETS: '0',
   PARLEY_LIMIT_SOCKETS_PER_USER: '0',
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: '0',
+  PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER: '0',
 };
 
 /** Parley as separate processes (test/harness) on the bench's Redis; logs at `warn` so per-step log lines cost nothing. */
@@ -55,4 +57,13 @@ export async function connectClient(url: string, token: string, types?: readonly
 }
 
 /** The same limits off, as config overrides of an in-process TestStack. */
-export const BENCH_LIMITS_OFF = { limitRunsPerMinute: 0, limitConcurrentRuns: 0, limitOpenInteractions: 0, limitSockets: 0, limitSocketsPerUser: 0, limitMessagesPerMinute: 0 };
+export const BENCH_LIMITS_OFF = {
+  limitRunsPerMinute: 0,
+  limitUserRunsPerMinute: 0,
+  limitConcurrentRuns: 0,
+  limitOpenInteractions: 0,
+  limitSockets: 0,
+  limitSocketsPerUser: 0,
+  limitMessagesPerMinute: 0,
+  limitUserMessagesPerMinute: 0,
+};

@@ -13,7 +13,7 @@ describe('parking holds nothing', () => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent(), quickAgent()]), overrides: { workerConcurrency: 1 } });
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent(), quickAgent()]), overrides: { workerConcurrency: 1, limitUserRunsPerMinute: 0 } });
   });
 
   afterAll(() => stack.close());

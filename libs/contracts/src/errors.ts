@@ -100,7 +100,15 @@ export class ConflictError extends ParleyError {
 }
 
 /** The per-tenant limits (see PARLEY_LIMIT_* in the configuration). */
-export type TenantLimitName = 'runs_per_minute' | 'concurrent_runs' | 'open_interactions' | 'sockets' | 'user_sockets' | 'messages_per_minute';
+export type TenantLimitName =
+  | 'runs_per_minute'
+  | 'user_runs_per_minute'
+  | 'concurrent_runs'
+  | 'open_interactions'
+  | 'sockets'
+  | 'user_sockets'
+  | 'messages_per_minute'
+  | 'user_messages_per_minute';
 
 /** A tenant is past one of its limits: 429 with `{ limit, retryAfterSecs }`; nothing was written. */
 export class RateLimitedError extends ParleyError {

@@ -68,11 +68,13 @@ const EnvSchema = z.object({
   PARLEY_APPROVAL_CLAIM_SECS: z.coerce.number().int().min(10).max(24 * 3600).default(600),
   /** Per-tenant limits, the same for every tenant; 0 turns a limit off. */
   PARLEY_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
+  PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: z.coerce.number().int().min(0).default(30),
   PARLEY_LIMIT_CONCURRENT_RUNS: z.coerce.number().int().min(0).default(500),
   PARLEY_LIMIT_OPEN_INTERACTIONS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_SOCKETS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_SOCKETS_PER_USER: z.coerce.number().int().min(0).default(50),
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER: z.coerce.number().int().min(0).default(120),
   /** Webhooks: deliver to private, loopback and link-local addresses too (tests, on-premises receivers). */
   PARLEY_WEBHOOK_ALLOW_PRIVATE: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
   PARLEY_WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
@@ -152,6 +154,8 @@ export interface ParleyConfig {
   approvalClaimSecs: number;
   /** Runs a tenant may start per minute through the gateway (0 = no limit). */
   limitRunsPerMinute: number;
+  /** Runs that may be started for one user (the run's owner) of a tenant per minute (0 = no limit). */
+  limitUserRunsPerMinute: number;
   /** Runs of a tenant not yet ended; a start past it is refused (0 = no limit). */
   limitConcurrentRuns: number;
   /** Open interactions of a tenant; a start past it is refused (0 = no limit). */
@@ -162,6 +166,8 @@ export interface ParleyConfig {
   limitSocketsPerUser: number;
   /** Messages to runs a tenant may send per minute (0 = no limit). */
   limitMessagesPerMinute: number;
+  /** Messages one user of a tenant may send per minute; service tokens are not limited on their own (0 = no limit). */
+  limitUserMessagesPerMinute: number;
   /** Webhooks may target private, loopback and link-local addresses (refused by default). */
   webhookAllowPrivate: boolean;
   /** Webhook endpoints per tenant. */
@@ -244,11 +250,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       .filter((entry) => entry !== ''),
     approvalClaimSecs: e.PARLEY_APPROVAL_CLAIM_SECS,
     limitRunsPerMinute: e.PARLEY_LIMIT_RUNS_PER_MINUTE,
+    limitUserRunsPerMinute: e.PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER,
     limitConcurrentRuns: e.PARLEY_LIMIT_CONCURRENT_RUNS,
     limitOpenInteractions: e.PARLEY_LIMIT_OPEN_INTERACTIONS,
     limitSockets: e.PARLEY_LIMIT_SOCKETS,
     limitSocketsPerUser: e.PARLEY_LIMIT_SOCKETS_PER_USER,
     limitMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE,
+    limitUserMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER,
     webhookAllowPrivate: e.PARLEY_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookMaxEndpoints: e.PARLEY_WEBHOOK_MAX_ENDPOINTS,
     webhookAttempts: e.PARLEY_WEBHOOK_ATTEMPTS,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * The Redis key layout. Every key of a tenant carries the tenant's hash tag, so a run's keys, its
  * interactions and the tenant's event stream share one Redis Cluster slot and one script can touch
@@ -50,6 +51,10 @@ export class RedisKeys {
   /** A fixed-window counter of one per-tenant rate limit (e.g. "runs", "messages"); expires with its window. */
   rateWindow(tenant: string, name: string): string {
     return `${this.tenant(tenant)}:rate:${name}`;
+  }
+  /** The same counter for one user of the tenant, named by a digest of the user (any characters, any length). */
+  userRateWindow(tenant: string, name: string, user: string): string {
+    return `${this.rateWindow(tenant, name)}:user:${createHash('sha1').update(user).digest('hex')}`;
   }
   /** The tenant's socket.io connections across gateways ("<gateway>:<socket>"), scored by expiry (epoch ms). */
   tenantSockets(tenant: string): string {

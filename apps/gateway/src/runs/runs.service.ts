@@ -55,8 +55,10 @@ export class RunsService {
     }
     let agent = await this.agents.forStart(user.tenant, body.agent);
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
-    await this.store.limits.admitRun(user.tenant, runId, {
+    const owner = body.onBehalfOf ?? user.sub;
+    await this.store.limits.admitRun(user.tenant, owner, runId, {
       runsPerMinute: this.config.limitRunsPerMinute,
+      userRunsPerMinute: this.config.limitUserRunsPerMinute,
       concurrentRuns: this.config.limitConcurrentRuns,
       openInteractions: this.config.limitOpenInteractions,
     });
@@ -68,7 +70,7 @@ export class RunsService {
         created = await this.createOnce({
           tenant: user.tenant,
           runId,
-          owner: body.onBehalfOf ?? user.sub,
+          owner,
           agent: definition.name,
           task: body.task,
           trigger: body.trigger,
@@ -82,7 +84,7 @@ export class RunsService {
         agent = await this.agents.forStart(user.tenant, body.agent);
       }
     } catch (error) {
-      await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
+      await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
       throw error;
     }
     if (!created.created && !created.versionGone && idempotencyKey !== undefined) {
@@ -93,11 +95,11 @@ export class RunsService {
       }
     }
     if (!created.created) {
-      await this.store.limits.releaseRun(user.tenant, runId, { runsPerMinute: this.config.limitRunsPerMinute });
+      await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
       throw created.versionGone ? new ConflictError(`agent ${body.agent} kept changing while the run started; try again`) : new ConflictError(`run ${runId} already exists`);
     }
     await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
-    this.logger.log({ msg: 'run started', tenant: user.tenant, runId, agent: body.agent, owner: body.onBehalfOf ?? user.sub, by: user.sub });
+    this.logger.log({ msg: 'run started', tenant: user.tenant, runId, agent: body.agent, owner, by: user.sub });
     return { run: await this.get(user, runId), replayed: false };
   }
 
@@ -190,19 +192,29 @@ export class RunsService {
       return this.messageOutcome(runId, messageId, before);
     }
     // Counted before anything is written; given back when the run keeps nothing of the message.
-    await this.store.limits.hitMessage(user.tenant, this.config.limitMessagesPerMinute);
+    // A service speaks for many users: only the tenant's limit counts its messages.
+    const sender = user.role === 'service' ? null : user.sub;
+    await this.store.limits.hitMessage(user.tenant, sender, this.messageLimits());
     let result: PostMessageResult;
     try {
       const by = { kind: 'user' as const, subject: user.sub, role: user.role };
       result = await this.store.messages.post(run, { messageId, text: body.text, by, at: new Date().toISOString() }, idempotencyKey !== undefined);
     } catch (error) {
-      await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
+      await this.store.limits.refundMessage(user.tenant, sender, this.messageLimits());
       throw error;
     }
     if (result.status !== 'accepted') {
-      await this.store.limits.refundMessage(user.tenant, this.config.limitMessagesPerMinute);
+      await this.store.limits.refundMessage(user.tenant, sender, this.messageLimits());
     }
     return this.messageOutcome(runId, messageId, result);
+  }
+
+  private runLimits(): { runsPerMinute: number; userRunsPerMinute: number } {
+    return { runsPerMinute: this.config.limitRunsPerMinute, userRunsPerMinute: this.config.limitUserRunsPerMinute };
+  }
+
+  private messageLimits(): { messagesPerMinute: number; userMessagesPerMinute: number } {
+    return { messagesPerMinute: this.config.limitMessagesPerMinute, userMessagesPerMinute: this.config.limitUserMessagesPerMinute };
   }
 
   private messageOutcome(runId: string, messageId: string, result: PostMessageResult): { messageId: string; pending: number; replayed: boolean } {

@@ -6,7 +6,8 @@ import { SOCKET_SLOT_TTL_MS } from './limits.repository';
 
 /** The tenant-limit scripts against a real Redis, under a prefix of their own (keys deleted after). */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const OFF = { runsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 };
+const OFF = { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 };
+const TENANT_ONLY = (perMinute: number) => ({ messagesPerMinute: perMinute, userMessagesPerMinute: 0 });
 
 describe('LimitsRepository', () => {
   let redis: Redis;
@@ -30,42 +31,82 @@ describe('LimitsRepository', () => {
   const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as RateLimitedError);
 
   it('counts messages in a fixed window and refuses past it with the time left', async () => {
-    await store.limits.hitMessage('acme', 2);
-    await store.limits.hitMessage('acme', 2);
-    const error = await refusal(store.limits.hitMessage('acme', 2));
+    await store.limits.hitMessage('acme', 'alice', TENANT_ONLY(2));
+    await store.limits.hitMessage('acme', 'alice', TENANT_ONLY(2));
+    const error = await refusal(store.limits.hitMessage('acme', 'alice', TENANT_ONLY(2)));
     expect(error).toBeInstanceOf(RateLimitedError);
     expect(error?.details).toEqual({ limit: 'messages_per_minute', retryAfterSecs: expect.any(Number) });
     expect(error?.retryAfterSecs).toBeGreaterThan(0);
     expect(error?.retryAfterSecs).toBeLessThanOrEqual(60);
     // A refusal counts nothing; other tenants have their own window.
     expect(await redis.get(store.ctx.keys.rateWindow('acme', 'messages'))).toBe('2');
-    await store.limits.hitMessage('globex', 2);
+    await store.limits.hitMessage('globex', 'alice', TENANT_ONLY(2));
     // A hit given back (the message was not kept) leaves no trace once the count is back to nothing.
-    await store.limits.refundMessage('globex', 2);
+    await store.limits.refundMessage('globex', 'alice', TENANT_ONLY(2));
     expect(await redis.exists(store.ctx.keys.rateWindow('globex', 'messages'))).toBe(0);
-    await store.limits.refundMessage('acme', 2);
-    await store.limits.hitMessage('acme', 2);
+    await store.limits.refundMessage('acme', 'alice', TENANT_ONLY(2));
+    await store.limits.hitMessage('acme', 'alice', TENANT_ONLY(2));
+  });
+
+  it("counts a user's messages in a window of their own besides the tenant's; either limit refuses and counts nothing", async () => {
+    const limits = { messagesPerMinute: 3, userMessagesPerMinute: 2 };
+    const k = store.ctx.keys;
+    await store.limits.hitMessage('acme', 'alice', limits);
+    await store.limits.hitMessage('acme', 'alice', limits);
+    const alice = await refusal(store.limits.hitMessage('acme', 'alice', limits));
+    expect(alice?.details).toEqual({ limit: 'user_messages_per_minute', retryAfterSecs: expect.any(Number) });
+    expect(alice?.message).toContain('alice');
+    // Alice's refusal counted nothing: the tenant has room for Bob.
+    expect(await redis.get(k.rateWindow('acme', 'messages'))).toBe('2');
+    await store.limits.hitMessage('acme', 'bob', limits);
+    const tenant = await refusal(store.limits.hitMessage('acme', 'carol', limits));
+    expect(tenant?.details).toEqual({ limit: 'messages_per_minute', retryAfterSecs: expect.any(Number) });
+    expect(await redis.exists(k.userRateWindow('acme', 'messages', 'carol'))).toBe(0);
+    // A sender not limited on its own (a service) counts on the tenant's window only.
+    await store.limits.refundMessage('acme', 'bob', limits);
+    await store.limits.hitMessage('acme', null, limits);
+    expect([await redis.get(k.rateWindow('acme', 'messages')), await redis.exists(k.userRateWindow('acme', 'messages', 'bob'))]).toEqual(['3', 0]);
+    // A refund gives back both hits.
+    await store.limits.refundMessage('acme', 'alice', limits);
+    expect([await redis.get(k.rateWindow('acme', 'messages')), await redis.get(k.userRateWindow('acme', 'messages', 'alice'))]).toEqual(['2', '1']);
+    await store.limits.hitMessage('acme', 'alice', limits);
+  });
+
+  it("refuses a start past the owner's runs per minute without counting it, while other owners may start", async () => {
+    const limits = { ...OFF, runsPerMinute: 10, userRunsPerMinute: 2, concurrentRuns: 10 };
+    const k = store.ctx.keys;
+    await store.limits.admitRun('acme', 'alice', 'a1', limits);
+    await store.limits.admitRun('acme', 'alice', 'a2', limits);
+    const error = await refusal(store.limits.admitRun('acme', 'alice', 'a3', limits));
+    expect(error?.details).toEqual({ limit: 'user_runs_per_minute', retryAfterSecs: expect.any(Number) });
+    expect(error?.retryAfterSecs).toBeLessThanOrEqual(60);
+    expect([await redis.get(k.rateWindow('acme', 'runs')), await redis.zcard(k.activeRuns('acme'))]).toEqual(['2', 2]);
+    await store.limits.admitRun('acme', 'bob', 'b1', limits);
+    // An admission taken back (the run was not created) gives back the owner's hit too.
+    await store.limits.releaseRun('acme', 'alice', 'a2', limits);
+    expect([await redis.get(k.rateWindow('acme', 'runs')), await redis.get(k.userRateWindow('acme', 'runs', 'alice'))]).toEqual(['2', '1']);
+    await store.limits.admitRun('acme', 'alice', 'a4', limits);
   });
 
   it('refuses a start past the open-interaction limit without writing anything', async () => {
     await redis.zadd(store.ctx.keys.openInteractions('acme'), '1', 'ix-1', '2', 'ix-2');
-    const error = await refusal(store.limits.admitRun('acme', 'r1', { ...OFF, runsPerMinute: 10, concurrentRuns: 10, openInteractions: 2 }));
+    const error = await refusal(store.limits.admitRun('acme', 'alice', 'r1', { ...OFF, runsPerMinute: 10, userRunsPerMinute: 10, concurrentRuns: 10, openInteractions: 2 }));
     expect(error?.details).toEqual({ limit: 'open_interactions', retryAfterSecs: 30 });
-    expect(await redis.exists(store.ctx.keys.activeRuns('acme'), store.ctx.keys.rateWindow('acme', 'runs'))).toBe(0);
+    expect(await redis.exists(store.ctx.keys.activeRuns('acme'), store.ctx.keys.rateWindow('acme', 'runs'), store.ctx.keys.userRateWindow('acme', 'runs', 'alice'))).toBe(0);
   });
 
   it('prunes ended and long-missing runs from the active set only at the limit', async () => {
     const now = Date.now();
     const k = store.ctx.keys;
-    await store.limits.admitRun('acme', 'ended', { ...OFF, concurrentRuns: 3 }, now - 60_000);
-    await store.limits.admitRun('acme', 'gone', { ...OFF, concurrentRuns: 3 }, now - 60_000);
-    await store.limits.admitRun('acme', 'fresh', { ...OFF, concurrentRuns: 3 }, now);
+    await store.limits.admitRun('acme', 'alice', 'ended', { ...OFF, concurrentRuns: 3 }, now - 60_000);
+    await store.limits.admitRun('acme', 'alice', 'gone', { ...OFF, concurrentRuns: 3 }, now - 60_000);
+    await store.limits.admitRun('acme', 'alice', 'fresh', { ...OFF, concurrentRuns: 3 }, now);
     await redis.hset(k.run('acme', 'ended'), 'status', 'finished');
     // 'fresh' has no hash yet but is within its grace: it still counts.
-    await store.limits.admitRun('acme', 'next', { ...OFF, concurrentRuns: 3 }, now);
+    await store.limits.admitRun('acme', 'alice', 'next', { ...OFF, concurrentRuns: 3 }, now);
     expect(await redis.zrange(k.activeRuns('acme'), '0', '-1')).toEqual(['fresh', 'next']);
-    await store.limits.admitRun('acme', 'third', { ...OFF, concurrentRuns: 3 }, now);
-    const error = await refusal(store.limits.admitRun('acme', 'fourth', { ...OFF, concurrentRuns: 3 }, now));
+    await store.limits.admitRun('acme', 'alice', 'third', { ...OFF, concurrentRuns: 3 }, now);
+    const error = await refusal(store.limits.admitRun('acme', 'alice', 'fourth', { ...OFF, concurrentRuns: 3 }, now));
     expect(error?.details).toEqual({ limit: 'concurrent_runs', retryAfterSecs: 30 });
     expect(await redis.zcard(k.activeRuns('acme'))).toBe(3);
   });

@@ -3,14 +3,21 @@ import { RateLimitedError } from '@parley/contracts';
 import { zaddEach } from '../many-keys';
 import type { StoreContext } from '../store.context';
 
-/** The per-tenant limits of the gateway (0 turns one off). */
+/** The per-tenant limits of the gateway, and those of one user within a tenant (0 turns one off). */
 export interface TenantLimits {
   runsPerMinute: number;
+  /** Runs started for one owner. */
+  userRunsPerMinute: number;
   concurrentRuns: number;
   openInteractions: number;
   sockets: number;
   messagesPerMinute: number;
+  /** Messages sent by one user. */
+  userMessagesPerMinute: number;
 }
+
+type RunLimits = Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute' | 'concurrentRuns' | 'openInteractions'>;
+type MessageLimits = Pick<TenantLimits, 'messagesPerMinute' | 'userMessagesPerMinute'>;
 
 /** Length of the fixed windows of the per-minute limits. */
 export const RATE_WINDOW_MS = 60_000;
@@ -35,15 +42,16 @@ export class LimitsRepository {
   constructor(private readonly ctx: StoreContext) {}
 
   /**
-   * Admits a new run of the tenant (runs per minute, concurrent runs, open interactions) and, when
-   * admitted, counts it: its id joins the tenant's active runs. Throws RateLimitedError otherwise.
+   * Admits a new run of the tenant for `owner` (runs per minute of the tenant and of the owner,
+   * concurrent runs, open interactions) and, when admitted, counts it: its id joins the tenant's
+   * active runs. Throws RateLimitedError otherwise.
    */
-  async admitRun(tenant: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute' | 'concurrentRuns' | 'openInteractions'>, now = Date.now()): Promise<void> {
+  async admitRun(tenant: string, owner: string, runId: string, limits: RunLimits, now = Date.now()): Promise<void> {
     const k = this.ctx.keys;
     const [outcome, value] = (await this.ctx.scripts.run(
       'admitRun',
-      [k.rateWindow(tenant, 'runs'), k.activeRuns(tenant), k.openInteractions(tenant)],
-      [runId, now, limits.runsPerMinute, RATE_WINDOW_MS, limits.concurrentRuns, limits.openInteractions, k.runPrefix(tenant), PRUNE_BATCH, MISSING_GRACE_MS],
+      [k.rateWindow(tenant, 'runs'), k.activeRuns(tenant), k.openInteractions(tenant), k.userRateWindow(tenant, 'runs', owner)],
+      [runId, now, limits.runsPerMinute, RATE_WINDOW_MS, limits.concurrentRuns, limits.openInteractions, k.runPrefix(tenant), PRUNE_BATCH, MISSING_GRACE_MS, limits.userRunsPerMinute],
     )) as [string, number?];
     switch (outcome) {
       case 'ok':
@@ -51,6 +59,10 @@ export class LimitsRepository {
       case 'runs_per_minute': {
         const secs = retryAfterSecs(value ?? RATE_WINDOW_MS);
         throw new RateLimitedError('runs_per_minute', secs, `tenant ${tenant} has started ${limits.runsPerMinute} runs this minute; try again in ${secs} s`);
+      }
+      case 'user_runs_per_minute': {
+        const secs = retryAfterSecs(value ?? RATE_WINDOW_MS);
+        throw new RateLimitedError('user_runs_per_minute', secs, `${limits.userRunsPerMinute} runs were started for ${owner} this minute (limit per user); try again in ${secs} s`);
       }
       case 'concurrent_runs':
         throw new RateLimitedError('concurrent_runs', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} has ${value ?? '?'} runs that have not ended (limit ${limits.concurrentRuns})`);
@@ -61,30 +73,54 @@ export class LimitsRepository {
     }
   }
 
-  /** Takes back an admission whose run was not created after all (its active entry and its hit in the window). */
-  async releaseRun(tenant: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute'>): Promise<void> {
+  /** Takes back an admission whose run was not created after all (its active entry and its hits in the windows). */
+  async releaseRun(tenant: string, owner: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute'>): Promise<void> {
     await this.ctx.redis.zrem(this.ctx.keys.activeRuns(tenant), runId);
-    if (limits.runsPerMinute > 0) {
-      await this.ctx.scripts.run('rateRefund', [this.ctx.keys.rateWindow(tenant, 'runs')], []);
-    }
+    await this.refund(this.windows(tenant, 'runs', owner, limits.runsPerMinute, limits.userRunsPerMinute));
   }
 
-  /** Counts one message of the tenant; throws RateLimitedError past the per-minute limit. */
-  async hitMessage(tenant: string, perMinute: number): Promise<void> {
-    if (perMinute <= 0) {
+  /**
+   * Counts one message of the tenant sent by `sender` (null: a sender not limited on its own, a
+   * service speaking for many users); throws RateLimitedError past either per-minute limit, having
+   * counted nothing.
+   */
+  async hitMessage(tenant: string, sender: string | null, limits: MessageLimits): Promise<void> {
+    const windows = this.windows(tenant, 'messages', sender, limits.messagesPerMinute, limits.userMessagesPerMinute);
+    if (windows.length === 0) {
       return;
     }
-    const waitMs = (await this.ctx.scripts.run('rateHit', [this.ctx.keys.rateWindow(tenant, 'messages')], [perMinute, RATE_WINDOW_MS])) as number;
-    if (waitMs > 0) {
-      const secs = retryAfterSecs(waitMs);
-      throw new RateLimitedError('messages_per_minute', secs, `tenant ${tenant} has sent ${perMinute} messages this minute; try again in ${secs} s`);
+    const refused = (await this.ctx.scripts.run('rateHit', windows.map(([key]) => key), [RATE_WINDOW_MS, ...windows.map(([, most]) => most)])) as 0 | [number, number];
+    if (refused === 0) {
+      return;
     }
+    const [which, waitMs] = refused;
+    const secs = retryAfterSecs(waitMs);
+    if (windows[which - 1][2] === 'user') {
+      throw new RateLimitedError('user_messages_per_minute', secs, `${sender ?? '?'} has sent ${limits.userMessagesPerMinute} messages this minute (limit per user); try again in ${secs} s`);
+    }
+    throw new RateLimitedError('messages_per_minute', secs, `tenant ${tenant} has sent ${limits.messagesPerMinute} messages this minute; try again in ${secs} s`);
   }
 
-  /** Gives back a message's hit when the message was not kept (the run ended, its list was full). */
-  async refundMessage(tenant: string, perMinute: number): Promise<void> {
-    if (perMinute > 0) {
-      await this.ctx.scripts.run('rateRefund', [this.ctx.keys.rateWindow(tenant, 'messages')], []);
+  /** Gives back a message's hits when the message was not kept (the run ended, its list was full). */
+  async refundMessage(tenant: string, sender: string | null, limits: MessageLimits): Promise<void> {
+    await this.refund(this.windows(tenant, 'messages', sender, limits.messagesPerMinute, limits.userMessagesPerMinute));
+  }
+
+  /** The window counters a hit of `name` counts on: the tenant's, and the user's (when named), each only under a limit. */
+  private windows(tenant: string, name: string, user: string | null, tenantMost: number, userMost: number): Array<[string, number, 'tenant' | 'user']> {
+    const windows: Array<[string, number, 'tenant' | 'user']> = [];
+    if (tenantMost > 0) {
+      windows.push([this.ctx.keys.rateWindow(tenant, name), tenantMost, 'tenant']);
+    }
+    if (user !== null && userMost > 0) {
+      windows.push([this.ctx.keys.userRateWindow(tenant, name, user), userMost, 'user']);
+    }
+    return windows;
+  }
+
+  private async refund(windows: Array<[string, number, 'tenant' | 'user']>): Promise<void> {
+    if (windows.length > 0) {
+      await this.ctx.scripts.run('rateRefund', windows.map(([key]) => key), []);
     }
   }
 

@@ -5,26 +5,37 @@
 -- removed (an admission whose run was never created, runs admitted before ends removed them). The run
 -- hashes read there share the tenant's hash tag (the same slot as KEYS).
 -- KEYS[1] runs-per-minute window counter  KEYS[2] tenant active runs (zset, score = start ms)
--- KEYS[3] tenant open interactions (zset)
+-- KEYS[3] tenant open interactions (zset)  KEYS[4] the runs-per-minute window counter of the run's owner
 -- ARGV[1] run id  ARGV[2] now (epoch ms)  ARGV[3] runs per window (0 = off)  ARGV[4] window (ms)
 -- ARGV[5] most active runs (0 = off)  ARGV[6] most open interactions (0 = off)
 -- ARGV[7] prefix of the tenant's run hash keys (the run id follows)  ARGV[8] most members checked when pruning
 -- ARGV[9] grace (ms) before an active id without a run hash counts as gone (its run may be being created)
--- Result: {'ok'} | {'runs_per_minute', ms until the window frees} | {'concurrent_runs', active count}
---   | {'open_interactions', open count}
+-- ARGV[10] runs per window of one owner (0 = off)
+-- Result: {'ok'} | {'runs_per_minute', ms until the window frees} | {'user_runs_per_minute', ms until the
+--   owner's window frees} | {'concurrent_runs', active count} | {'open_interactions', open count}
 local now = tonumber(ARGV[2])
-local perWindow, concurrent, openMax = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local perWindow, concurrent, openMax, perUser = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[10])
 
-if perWindow > 0 then
-  local count = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if count >= perWindow then
-    local ttl = redis.call('PTTL', KEYS[1])
-    if ttl < 0 then
-      redis.call('PEXPIRE', KEYS[1], ARGV[4])
-      ttl = tonumber(ARGV[4])
-    end
-    return {'runs_per_minute', math.max(ttl, 1)}
+-- ms until a window counter at its limit frees (one without expiry gets it: it cannot block forever).
+local function full(counter, most)
+  if most <= 0 or tonumber(redis.call('GET', counter) or '0') < most then
+    return nil
   end
+  local ttl = redis.call('PTTL', counter)
+  if ttl < 0 then
+    redis.call('PEXPIRE', counter, ARGV[4])
+    ttl = tonumber(ARGV[4])
+  end
+  return math.max(ttl, 1)
+end
+
+local userWait = full(KEYS[4], perUser)
+if userWait then
+  return {'user_runs_per_minute', userWait}
+end
+local tenantWait = full(KEYS[1], perWindow)
+if tenantWait then
+  return {'runs_per_minute', tenantWait}
 end
 
 if openMax > 0 then
@@ -60,5 +71,8 @@ end
 
 if perWindow > 0 and redis.call('INCR', KEYS[1]) == 1 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
+end
+if perUser > 0 and redis.call('INCR', KEYS[4]) == 1 then
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
 end
 return {'ok'}
