@@ -67,10 +67,9 @@ function bullShare(c: CycleResults): number {
  */
 const COMMANDS_PER_EVENT = 4;
 
-/** PUBLISH commands per cycle: one per script that wrote events. */
-function publishes(c: CycleResults): number {
-  return c.throughput.oneWorker.costs.breakdown.find(([name]) => name === 'publish')?.[1] ?? 0;
-}
+/** Executions of one Redis command per cycle (1 worker). */
+const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.breakdown.find(([n]) => n === name)?.[1] ?? 0;
+
 
 function cycleNotes(r: Results, c: CycleResults): string[] {
   const one = c.throughput.oneWorker;
@@ -104,8 +103,8 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
         ? ` It moves ${flow.runJobs.toFixed(2)} \`runs\` jobs (one per answer, plus the start) and ${flow.timerJobs.toFixed(2)} deadline timer jobs; at the ` +
           `${c.bullCosts.commands.toFixed(0)} commands of the bare BullMQ round trip (§1) that is about ${bullShare(c).toFixed(0)} commands of BullMQ's. ` +
           `It writes ${flow.events.toFixed(2)} events, each a \`SET\` of the tenant's seq, one \`XADD\` (tenant stream) and an \`XLEN\` (its cap) and an append to the run's seqs, ` +
-          `published ${publishes(c).toFixed(2)} times (one \`PUBLISH\` per script, of all its events): ` +
-          `${(flow.events * COMMANDS_PER_EVENT + publishes(c)).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT - publishes(c)).toFixed(0)} are Parley's ` +
+          `published ${cmd(c, 'publish').toFixed(2)} times (one \`PUBLISH\` per script, of all its events): ` +
+          `${(flow.events * COMMANDS_PER_EVENT + cmd(c, 'publish')).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT - cmd(c, 'publish')).toFixed(0)} are Parley's ` +
           'scripts and reads (run hash, log, interaction, lease, the deadline filing).'
         : ''),
   );
@@ -228,7 +227,6 @@ function memoryCuts(m: MemoryResults): string[] {
   return out;
 }
 
-const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.breakdown.find(([n]) => n === name)?.[1] ?? 0;
 
 /** What each process spends a cycle on, and what would cut it. */
 function processNote(role: string, c: CycleResults): string {
@@ -236,7 +234,7 @@ function processNote(role: string, c: CycleResults): string {
   if (role.startsWith('gateway')) {
     return (
       'the answer (validation against the interaction as `interaction.opened` announced it, the resolve script, the `runs` enqueue) and the fan-out: each published message ' +
-      `(${publishes(c).toFixed(1)} per cycle, one per script, holding its events: ${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, and each event is checked against every socket of the tenant and broadcast once. ` +
+      `(${cmd(c, 'publish').toFixed(1)} per cycle, one per script, holding its events: ${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, and each event is checked against every socket of the tenant and broadcast once. ` +
       'Fewer or smaller events cut it.'
     );
   }

@@ -51,12 +51,23 @@ export type ScriptName = keyof typeof SCRIPTS;
 
 const DIR = join(__dirname, 'scripts');
 
+/** Runs the wrapped body of a script with the emit prologue, publishes its events, then returns its result or raises its error. */
+const WRAPPED_END = `local ok, result = pcall(body)
+publishEvents()
+if not ok then
+  -- The error as Redis reports it (a raise of the caught text would gain another "ERR ").
+  return type(result) == 'table' and result or {err = tostring(result)}
+end
+return result
+`;
+
 // Read together with the scripts, not at import: a script and the prologue it calls come from the same files.
 function source(file: string, prologue: string): string {
   const body = readFileSync(join(DIR, file), 'utf8');
   // Scripts that change state and emit events share the prologue (see includes/emit.lua), and
-  // publish their events in one message once the body has returned, from wherever it returns.
-  return body.includes('emit prologue') ? `${prologue}\nlocal function body()\n${body}\nend\nlocal result = body()\npublishEvents()\nreturn result\n` : body;
+  // publish their events in one message once the body has returned, from wherever it returns, or
+  // raised (Redis keeps what a failed script wrote before its error: its events are in the stream).
+  return body.includes('emit prologue') ? `${prologue}\nlocal function body()\n${body}\nend\n${WRAPPED_END}` : body;
 }
 
 /**

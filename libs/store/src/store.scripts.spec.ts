@@ -734,6 +734,27 @@ describe('events', () => {
     expect(await store.events.lastSeq(TENANT)).toBe(last);
   });
 
+  it('publishes the events a script wrote before it failed, and still fails with its own error', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run);
+    const messages: PublishedMessage[] = [];
+    const subscriber = new Redis(REDIS_URL);
+    clients.push(subscriber);
+    subscriber.on('message', (_channel: string, message: string) => messages.push(JSON.parse(message) as PublishedMessage));
+    await subscriber.subscribe(store.ctx.keys.eventsChannel());
+    const k = store.ctx.keys;
+    const { keys, args } = store.ctx.prologue(TENANT, run.runId, run.owner, new Date());
+    const ixKey = k.interaction(TENANT, randomUUID());
+    // park with one event to write first, then an interaction to open whose fields are one short: its HSET fails.
+    const parkKeys = [...keys, k.run(TENANT, run.runId), k.runInbox(TENANT, run.runId), ixKey, k.openInteractions(TENANT), k.openApprovals(TENANT), k.runLog(TENANT, run.runId)];
+    const parkArgs = [...args, lease.token, 'question', 'ix', '{"interaction":{}}', '', 'free_text', '', '1', 0, 1, 'message', '{"text":"before the failure"}', 'status'];
+    await expect(store.ctx.scripts.run('park', parkKeys, parkArgs)).rejects.toThrow(/^ERR Wrong number of args calling Redis command from script/);
+    const stored = await events(store);
+    expect(stored[stored.length - 1]).toMatchObject({ type: 'message', data: { text: 'before the failure' } });
+    await waitFor(() => messages.some((m) => Array.isArray(m) && m.some((e) => e.seq === stored[stored.length - 1].seq)), { timeoutMs: 5000, message: 'the event published' });
+  });
+
   it('numbers events above the Redis clock floor, so a counter rolled back (an AOF that lost its last second) issues no seq twice', async () => {
     const store = makeStore();
     const [seconds] = await admin.time();

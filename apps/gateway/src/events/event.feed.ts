@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ParleyEvent, PublishedMessage } from '@parley/contracts';
+import type { ParleyEvent, PublishedEvent, PublishedMessage } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parley/store';
 
@@ -113,24 +113,31 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
       this.logger.warn('ignored a malformed event message');
       return;
     }
-    const batch = Array.isArray(parsed) ? parsed : [parsed];
-    if (batch.length === 0) {
-      return;
-    }
-    const events = batch.map(({ prev: _prev, ...event }) => event);
-    events.forEach((event) => this.published.forEach((listener) => listener(event)));
-    // One script's events, all of one tenant. Tenants no socket here subscribed to are not followed:
-    // a later subscribe replays from the stream.
-    this.enqueue(events[0].tenant, async (state) => {
-      for (const [i, event] of events.entries()) {
-        // Seqs are not consecutive: each event names the tenant's seq before it (one published by
-        // an older release, whose seqs were, does not).
-        if ((batch[i].prev ?? event.seq - 1) > state.lastSeq) {
-          await this.fill(event.tenant, state, event.seq - 1);
-        }
-        this.deliver(state, event);
+    // One script's events (one tenant's, as the scripts write them; grouped anyway), in seq order.
+    const byTenant = new Map<string, PublishedEvent[]>();
+    for (const published of Array.isArray(parsed) ? parsed : [parsed]) {
+      const { prev: _prev, ...event } = published;
+      this.published.forEach((listener) => listener(event));
+      const batch = byTenant.get(event.tenant);
+      if (batch) {
+        batch.push(published);
+      } else {
+        byTenant.set(event.tenant, [published]);
       }
-    });
+    }
+    // Tenants no socket here subscribed to are not followed: a later subscribe replays from the stream.
+    byTenant.forEach((batch, tenant) =>
+      this.enqueue(tenant, async (state) => {
+        for (const { prev, ...event } of batch) {
+          // Seqs are not consecutive: each event names the tenant's seq before it (one published by
+          // an older release, whose seqs were, does not).
+          if ((prev ?? event.seq - 1) > state.lastSeq) {
+            await this.fill(tenant, state, event.seq - 1);
+          }
+          this.deliver(state, event);
+        }
+      }),
+    );
   }
 
   private catchUpAll(): void {

@@ -57,8 +57,7 @@ export class RunsService {
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
     const owner = body.onBehalfOf ?? user.sub;
     await this.store.limits.admitRun(user.tenant, owner, runId, {
-      runsPerMinute: this.config.limitRunsPerMinute,
-      userRunsPerMinute: this.config.limitUserRunsPerMinute,
+      ...this.runLimits(),
       concurrentRuns: this.config.limitConcurrentRuns,
       openInteractions: this.config.limitOpenInteractions,
     });
@@ -88,7 +87,9 @@ export class RunsService {
       throw error;
     }
     if (!created.created && !created.versionGone && idempotencyKey !== undefined) {
-      // A start with the same key made it meanwhile. Its admission holds the same id: nothing to give back.
+      // A start with the same key made it meanwhile. Its admission holds the same id (the active
+      // entry stays); this one's hits in the windows are given back.
+      await this.store.limits.refundRunHits(user.tenant, owner, this.runLimits());
       const earlier = await this.store.runs.get(user.tenant, runId);
       if (earlier) {
         return { run: await this.replay(user, earlier, body), replayed: true };

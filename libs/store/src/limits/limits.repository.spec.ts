@@ -72,6 +72,22 @@ describe('LimitsRepository', () => {
     await store.limits.hitMessage('acme', 'alice', limits);
   });
 
+  it('when both windows are full, names the one that frees last, for messages and for starts', async () => {
+    const k = store.ctx.keys;
+    const fill = async (key: string, count: number, ttlMs: number) => void (await redis.set(key, String(count), 'PX', ttlMs));
+    await fill(k.rateWindow('acme', 'messages'), 5, 10_000);
+    await fill(k.userRateWindow('acme', 'messages', 'alice'), 2, 50_000);
+    const messages = await refusal(store.limits.hitMessage('acme', 'alice', { messagesPerMinute: 5, userMessagesPerMinute: 2 }));
+    expect(messages?.details).toEqual({ limit: 'user_messages_per_minute', retryAfterSecs: 50 });
+    await fill(k.rateWindow('acme', 'runs'), 5, 40_000);
+    await fill(k.userRateWindow('acme', 'runs', 'alice'), 2, 20_000);
+    const start = await refusal(store.limits.admitRun('acme', 'alice', 'r1', { ...OFF, runsPerMinute: 5, userRunsPerMinute: 2 }));
+    expect(start?.details).toEqual({ limit: 'runs_per_minute', retryAfterSecs: 40 });
+    await redis.pexpire(k.userRateWindow('acme', 'runs', 'alice'), 45_000);
+    const later = await refusal(store.limits.admitRun('acme', 'alice', 'r1', { ...OFF, runsPerMinute: 5, userRunsPerMinute: 2 }));
+    expect(later?.details).toEqual({ limit: 'user_runs_per_minute', retryAfterSecs: 45 });
+  });
+
   it("refuses a start past the owner's runs per minute without counting it, while other owners may start", async () => {
     const limits = { ...OFF, runsPerMinute: 10, userRunsPerMinute: 2, concurrentRuns: 10 };
     const k = store.ctx.keys;

@@ -12,7 +12,8 @@
 -- ARGV[9] grace (ms) before an active id without a run hash counts as gone (its run may be being created)
 -- ARGV[10] runs per window of one owner (0 = off)
 -- Result: {'ok'} | {'runs_per_minute', ms until the window frees} | {'user_runs_per_minute', ms until the
---   owner's window frees} | {'concurrent_runs', active count} | {'open_interactions', open count}
+--   owner's window frees} (when both are full: the one that frees last) | {'concurrent_runs', active count}
+--   | {'open_interactions', open count}
 local now = tonumber(ARGV[2])
 local perWindow, concurrent, openMax, perUser = tonumber(ARGV[3]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[10])
 
@@ -29,11 +30,11 @@ local function full(counter, most)
   return math.max(ttl, 1)
 end
 
-local userWait = full(KEYS[4], perUser)
-if userWait then
+-- Both full: the one that frees last is named (a retry sooner would be refused again).
+local userWait, tenantWait = full(KEYS[4], perUser), full(KEYS[1], perWindow)
+if userWait and (not tenantWait or userWait > tenantWait) then
   return {'user_runs_per_minute', userWait}
 end
-local tenantWait = full(KEYS[1], perWindow)
 if tenantWait then
   return {'runs_per_minute', tenantWait}
 end

@@ -2,7 +2,9 @@
 -- within it), counted on every counter or on none.
 -- KEYS[1..n] the windows' counters
 -- ARGV[1] window length (ms)  ARGV[1 + i] most hits per window on KEYS[i] (0 = no limit: not counted)
--- Result: 0 the hit is counted | {i, ms until KEYS[i]'s window frees}: KEYS[i] is at its limit, nothing is counted
+-- Result: 0 the hit is counted | {i, ms}: nothing is counted; KEYS[i] is the full window that frees
+--   last, in ms (a retry sooner would be refused again)
+local refused, wait = 0, 0
 for i = 1, #KEYS do
   local most = tonumber(ARGV[1 + i])
   if most > 0 and tonumber(redis.call('GET', KEYS[i]) or '0') >= most then
@@ -12,8 +14,13 @@ for i = 1, #KEYS do
       redis.call('PEXPIRE', KEYS[i], ARGV[1])
       ttl = tonumber(ARGV[1])
     end
-    return {i, math.max(ttl, 1)}
+    if ttl >= wait then
+      refused, wait = i, math.max(ttl, 1)
+    end
   end
+end
+if refused > 0 then
+  return {refused, wait}
 end
 for i = 1, #KEYS do
   if tonumber(ARGV[1 + i]) > 0 and redis.call('INCR', KEYS[i]) == 1 then
