@@ -145,6 +145,10 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
   h = await startHarness(redisUrl, { name: 'bench-2w', workers: 2, agents: AGENTS });
   let twoWorkers: ThroughputFigures;
   try {
+    // Warmed as the 1-worker layout was by §1 and the rounds before it (V8 optimises the hot paths
+    // only after thousands of calls): one untimed round first.
+    const warmUp = await h.diagnose(() => concurrent(h, admin, redisPid));
+    say(`2. parley, 2 worker processes, warm-up round: ${warmUp.perSec.toFixed(0)} cycles/s`);
     twoWorkers = await h.diagnose(() => concurrent(h, admin, redisPid));
     say(`2. parley, 2 worker processes: ${twoWorkers.perSec.toFixed(0)} cycles/s`);
   } finally {

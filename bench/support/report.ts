@@ -240,7 +240,9 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(`(the short-run row: over ${t.shortRuns.questionsPerRun}, the shape of the figures before 2026-11-30). Baseline: the minimal`);
     out.push('park/resume (`bench/support/baseline.ts`: raw BullMQ, one Lua script that flips a hash and XADDs the question to');
     out.push('a stream, an answerer that XREADs the stream, flips the hash back and re-adds the job), same concurrency and');
-    out.push(`shape, in the bench process.`);
+    out.push(`shape, in the bench process. Every layout is timed warm: the 1-worker processes after §1 and a warm-up round,`);
+    out.push('the 2-worker processes (started afresh) after one untimed round of the same size (cold, V8 has not yet optimised');
+    out.push('the hot paths, and a round costs about a third more CPU).');
     out.push('');
     out.push('| | cycles | wall time | cycles/s | answer → resume p50 | p99 |');
     out.push('|---|---|---|---|---|---|');
