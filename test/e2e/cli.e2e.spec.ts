@@ -1,3 +1,4 @@
+import { ApiClient } from '../../apps/cli/src/api/api.client';
 import { CliSession } from '../../apps/cli/src/testing/cli.harness';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
@@ -61,5 +62,33 @@ describe('the parley CLI against the real gateway', () => {
     const ps = new CliSession(['ps', '--json'], env);
     expect(await ps.exit).toBe(0);
     expect(JSON.stringify(JSON.parse(ps.out))).toContain(runId);
+  });
+
+  it("its client repeats a start, a message and an answer whose reply was lost, and each is done once", async () => {
+    // Each first POST reaches the gateway and is done; its reply is lost on the way back.
+    const lost = new Set<string>();
+    const dropping = (async (url: string, init: RequestInit) => {
+      const response = await fetch(url, init);
+      const call = `${init.method} ${new URL(url).pathname}`;
+      if (init.method === 'POST' && !lost.has(call)) {
+        lost.add(call);
+        throw new TypeError('fetch failed', { cause: new Error('socket hang up') });
+      }
+      return response;
+    }) as typeof fetch;
+    const api = new ApiClient(stack.url, stack.token(), dropping, [0, 0]);
+
+    const run = await api.startRun('asker', 'lost replies');
+    expect((await stack.http('GET', '/v1/runs?limit=100')).body.runs.filter((r: { task: string }) => r.task === 'lost replies')).toHaveLength(1);
+    const question = await stack.waitForQuestion(run.id);
+
+    await api.sendMessage(run.id, 'one message');
+    const events = (await stack.http('GET', `/v1/runs/${run.id}/events`)).body.events as Array<{ type: string }>;
+    expect(events.filter((event) => event.type === 'message.received')).toHaveLength(1);
+
+    await expect(api.answer(question.id, { text: 'answered once' })).resolves.toMatchObject({ id: question.id, status: 'answered' });
+    const log = (await stack.http('GET', `/v1/runs/${run.id}/log`)).body.entries as Array<{ type: string }>;
+    expect(log.filter((entry) => entry.type === 'answer')).toHaveLength(1);
+    expect(lost.size).toBe(3);
   });
 });

@@ -11,7 +11,7 @@ function client(reply: (call: Call) => Response | Promise<Response>) {
     calls.push(call);
     return Promise.resolve(reply(call));
   }) as unknown as typeof fetch;
-  return { api: new ApiClient('http://gw:1', 'tok', fetchFn), calls };
+  return { api: new ApiClient('http://gw:1', 'tok', fetchFn, [0, 0]), calls };
 }
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -121,6 +121,78 @@ describe('ApiClient', () => {
       throw Object.assign(new TypeError('fetch failed'), { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') });
     });
     await expect(api.listAgents()).rejects.toMatchObject({ status: 0, code: 'network_error', message: 'cannot reach the gateway at http://gw:1: connect ECONNREFUSED 127.0.0.1:1' });
+  });
+
+  it('tries a read again after no reply or an unavailable gateway, up to three times, and never after a refusal', async () => {
+    let n = 0;
+    const flaky = client(() => {
+      n++;
+      if (n === 1) {
+        throw new TypeError('fetch failed');
+      }
+      return n === 2 ? new Response('', { status: 503 }) : json(200, { agents: [] });
+    });
+    await expect(flaky.api.listAgents()).resolves.toEqual([]);
+    expect(flaky.calls).toHaveLength(3);
+
+    const down = client(() => new Response('', { status: 502 }));
+    await expect(down.api.listAgents()).rejects.toMatchObject({ status: 502 });
+    expect(down.calls).toHaveLength(3);
+
+    const refused = client(() => json(404, { error: { code: 'not_found', message: 'no' } }));
+    await expect(refused.api.getRun('r1')).rejects.toMatchObject({ status: 404 });
+    expect(refused.calls).toHaveLength(1);
+  });
+
+  it('sends a start and a message with an Idempotency-Key, the same on every try; a stop is not tried again', async () => {
+    let n = 0;
+    const { api, calls } = client((call) => {
+      n++;
+      if (n % 2 === 1) {
+        throw new TypeError('fetch failed');
+      }
+      return call.url.endsWith('/messages') ? json(202, { messageId: 'm1', pending: 1 }) : json(201, { run: runFixture });
+    });
+    await api.startRun('echo', 't');
+    await api.sendMessage('r1', 'hello');
+    const keys = calls.map((call) => (call.init.headers as Record<string, string>)['idempotency-key']);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[2]).toBe(keys[3]);
+    expect(keys[2]).not.toBe(keys[0]);
+
+    const stop = client(() => {
+      throw new TypeError('fetch failed');
+    });
+    await expect(stop.api.stopRun('r1')).rejects.toMatchObject({ code: 'network_error' });
+    expect(stop.calls).toHaveLength(1);
+  });
+
+  it("takes a retried answer's 409 for success when the interaction holds this very answer by the caller, and not otherwise", async () => {
+    const token = `x.${Buffer.from(JSON.stringify({ sub: 'ann' })).toString('base64url')}.y`;
+    const mine = interactionFixture({ prompt: { kind: 'free_text', prompt: 'p' }, status: 'answered', answer: { kind: 'free_text', text: 'yes' }, resolvedBy: { kind: 'user', subject: 'ann' } });
+    const calls: string[] = [];
+    let n = 0;
+    const fetchFn = ((url: string, init: RequestInit) => {
+      calls.push(`${init.method} ${url}`);
+      n++;
+      if (n === 1) {
+        return Promise.reject(new TypeError('fetch failed'));
+      }
+      return Promise.resolve(init.method === 'GET' ? json(200, { interaction: mine }) : json(409, { error: { code: 'conflict', message: 'already answered by ann' } }));
+    }) as unknown as typeof fetch;
+    const api = new ApiClient('http://gw:1', token, fetchFn, [0, 0]);
+    await expect(api.answer('i1', { text: 'yes' })).resolves.toMatchObject({ status: 'answered' });
+    expect(calls).toEqual(['POST http://gw:1/v1/interactions/i1/answer', 'POST http://gw:1/v1/interactions/i1/answer', 'GET http://gw:1/v1/interactions/i1']);
+
+    n = 0;
+    await expect(api.answer('i1', { text: 'no' })).rejects.toMatchObject({ status: 409 });
+    // A first try's 409 is someone else's answer, or an earlier one: not looked into.
+    n = 1;
+    calls.length = 0;
+    await expect(api.answer('i1', { text: 'yes' })).rejects.toMatchObject({ status: 409 });
+    expect(calls).toEqual(['POST http://gw:1/v1/interactions/i1/answer']);
+    await expect(api.answer('i1', { text: 'yes' }, { sentBefore: true })).resolves.toMatchObject({ status: 'answered' });
   });
 
   it('maps a socket error ack to the HTTP status of its code', () => {

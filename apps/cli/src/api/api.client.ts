@@ -20,11 +20,22 @@ import {
   type ScheduleInfo,
   type StartRunBody,
 } from '@parley/contracts';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { rootCauseMessage } from '../errors.describe';
+import { answeredWith } from './answer.match';
 import { ApiError } from './api.error';
+import { tokenSubject } from './token.subject';
 import { RawEventSchema, type RawEvent } from './event.parse';
 
 const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Pauses before the second and third try of a request that may be repeated safely (a read, a keyed
+ * start or message, an answer), after a failure that says nothing about it having been done: no
+ * reply (a dropped connection, a timeout) or a gateway that was unavailable (502, 503, 504).
+ */
+const RETRY_PAUSES_MS = [250, 1000];
+const UNAVAILABLE = new Set([502, 503, 504]);
 
 const AgentsReply = z.object({ agents: z.array(AgentSummarySchema) });
 const RunReply = z.object({ run: RunSchema });
@@ -57,12 +68,24 @@ export type ApprovalsQuery = { agent?: string; tool?: string; runId?: string; li
 
 type Query = Record<string, string | number | undefined>;
 
+interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  /** Sent as `Idempotency-Key`, the same on every try. */
+  idempotencyKey?: string;
+  /** Tried again after a transient failure (default: GETs only). */
+  retry?: boolean;
+  /** Counts the tries made. */
+  tries?: { made: number };
+}
+
 /** The gateway's HTTP API. Every failure is an ApiError carrying the gateway's code and message. */
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
     private readonly token: string,
     private readonly fetchFn: typeof fetch = fetch,
+    private readonly retryPausesMs: readonly number[] = RETRY_PAUSES_MS,
   ) {}
 
   async listAgents(): Promise<AgentSummary[]> {
@@ -76,7 +99,8 @@ export class ApiClient {
       ...(options.unattended === undefined ? {} : { unattended: options.unattended }),
       ...(options.trigger === undefined ? {} : { trigger: options.trigger }),
     };
-    return (await this.request('POST', '/v1/runs', RunReply, { body })).run;
+    // One key for this start, on every try: a start whose reply was lost is not made twice.
+    return (await this.request('POST', '/v1/runs', RunReply, { body, idempotencyKey: randomUUID(), retry: true })).run;
   }
 
   /**
@@ -119,7 +143,7 @@ export class ApiClient {
 
   /** Queues a message for a run (409 when the run has ended). */
   async sendMessage(runId: string, text: string): Promise<QueuedMessage> {
-    return this.request('POST', `/v1/runs/${segment(runId)}/messages`, MessageReply, { body: { text } });
+    return this.request('POST', `/v1/runs/${segment(runId)}/messages`, MessageReply, { body: { text }, idempotencyKey: randomUUID(), retry: true });
   }
 
   /** The agents' cron schedules. */
@@ -135,9 +159,28 @@ export class ApiClient {
     return (await this.request('GET', `/v1/interactions/${segment(interactionId)}`, InteractionReply)).interaction;
   }
 
-  async answer(interactionId: string, body: AnswerBody): Promise<Interaction> {
+  /**
+   * Answers an interaction. A try whose reply was lost may have been recorded (or an earlier send
+   * over the socket that could not be confirmed, `sentBefore`): the 409 a later try then gets is for
+   * this very answer when the caller resolved the interaction with it, and that is a success.
+   */
+  async answer(interactionId: string, body: AnswerBody, options: { sentBefore?: boolean } = {}): Promise<Interaction> {
     const path = `/v1/interactions/${segment(interactionId)}/answer`;
-    return (await this.request('POST', path, InteractionReply, { body })).interaction;
+    const tries = { made: 0 };
+    try {
+      return (await this.request('POST', path, InteractionReply, { body, retry: true, tries })).interaction;
+    } catch (error) {
+      const subject = tokenSubject(this.token);
+      const mayBeOurs = options.sentBefore === true || tries.made > 1;
+      if (!mayBeOurs || !(error instanceof ApiError) || error.status !== 409 || subject === undefined) {
+        throw error;
+      }
+      const current = await this.getInteraction(interactionId).catch(() => undefined);
+      if (current !== undefined && answeredWith(current, body, subject)) {
+        return current;
+      }
+      throw error;
+    }
   }
 
   /** Open tool approvals the caller may see, oldest deadline first. */
@@ -164,12 +207,25 @@ export class ApiClient {
     return (await this.request('GET', `/v1/runs/${segment(runId)}/audit`, AuditReply)).entries;
   }
 
-  private async request<S extends z.ZodType>(
-    method: 'GET' | 'POST' | 'DELETE',
-    path: string,
-    schema: S,
-    options: { query?: Query; body?: unknown } = {},
-  ): Promise<z.infer<S>> {
+  private async request<S extends z.ZodType>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: S, options: RequestOptions = {}): Promise<z.infer<S>> {
+    const retry = options.retry ?? method === 'GET';
+    for (let tried = 0; ; tried++) {
+      try {
+        if (options.tries) {
+          options.tries.made = tried + 1;
+        }
+        return await this.requestOnce(method, path, schema, options);
+      } catch (error) {
+        const transient = error instanceof ApiError && (error.code === 'network_error' || UNAVAILABLE.has(error.status));
+        if (!retry || !transient || tried >= this.retryPausesMs.length) {
+          throw error;
+        }
+        await sleep(this.retryPausesMs[tried]);
+      }
+    }
+  }
+
+  private async requestOnce<S extends z.ZodType>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: S, options: RequestOptions): Promise<z.infer<S>> {
     const url = `${this.baseUrl}${path}${queryString(options.query)}`;
     let response: Response;
     try {
@@ -179,6 +235,7 @@ export class ApiClient {
           authorization: `Bearer ${this.token}`,
           accept: 'application/json',
           ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey }),
         },
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),

@@ -6,7 +6,6 @@ import type { ActionFactory, CliContext } from '../cli.context';
 import { EXIT, UsageError } from '../cli.errors';
 import { InteractionPrompter } from '../prompt/interaction.prompter';
 import { LineReader } from '../prompt/line.reader';
-import { answerOverHttp } from './answer.fallback';
 import { RunFollower } from './run.follower';
 
 interface RunOptions {
@@ -102,7 +101,8 @@ export async function followRun(ctx: CliContext, runId: string): Promise<number>
         if (!(error instanceof StreamUnavailableError)) {
           throw error;
         }
-        return answerOverHttp(api, interactionId, body, subject);
+        // The socket may have delivered it all the same: a 409 for this very answer is a success.
+        return api.answer(interactionId, body, { sentBefore: true });
       }
     },
     lookup: (interactionId) => api.getInteraction(interactionId),
