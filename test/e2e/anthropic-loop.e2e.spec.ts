@@ -173,6 +173,17 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.violations).toEqual([]);
   });
 
+  it('runs no call of a turn the model stopped with a refusal, and fails the run saying so instead of asking again', async () => {
+    fake.setResponder([{ toolCalls: [{ name: 'write_file', input: { path: 'a.txt', content: 'half' } }], stopReason: 'refusal' }]);
+    const runId = await stack.startRun('asker');
+    const done = await stack.waitForStatus(runId, 'failed');
+    expect(done.run).toMatchObject({ endReason: 'model_error', error: expect.stringContaining('refusal') });
+    expect(fake.requests).toHaveLength(1);
+    const log = await stack.log(runId);
+    expect(log.filter((e) => e.type === 'tool_result')).toEqual([expect.objectContaining({ isError: true, content: expect.stringContaining('refusal') })]);
+    expect(fake.violations).toEqual([]);
+  });
+
   it('counts the tries per model call: calls that each pass within the budget never add up to failing the run', async () => {
     const overloaded = { streamError: { type: 'overloaded_error', message: 'Overloaded' } };
     fake.setResponder([

@@ -301,7 +301,7 @@ describe('unknown and malformed ids, queries and routes', () => {
         ['GET', `/v1/interactions/${bad}`, 'interaction id'],
         ['POST', `/v1/interactions/${bad}/answer`, 'interaction id'],
       ]) {
-        const reply = await stack.http(method, path, method === 'POST' ? { choice: 1 } : undefined, token);
+        const reply = await stack.http(method, path, path.endsWith('/answer') ? { choice: 1 } : undefined, token);
         expect({ path, status: reply.status }).toEqual({ path, status: 400 });
         expectError(reply, 400, 'validation_failed', [`invalid ${what}`]);
       }
@@ -347,6 +347,28 @@ describe('path parameters', () => {
       expectError(reply, 403, 'forbidden', ['only admins']);
     }
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('refuses a query parameter or a body field a route does not take, naming it, and changes nothing', async () => {
+    const { runId } = await parkedRun('ask-text');
+    const before = await settled();
+    const member = stack.token(ALICE);
+    const cases: Array<{ method: string; path: string; body?: unknown; field: string }> = [
+      { method: 'GET', path: `/v1/runs/${runId}/log?limit=10`, field: 'limit' },
+      { method: 'GET', path: `/v1/runs/${runId}?verbose=1`, field: 'verbose' },
+      { method: 'GET', path: '/v1/agents?all=true', field: 'all' },
+      { method: 'POST', path: `/v1/runs/${runId}/stop?force=1`, body: {}, field: 'force' },
+      { method: 'POST', path: `/v1/runs/${runId}/stop`, body: { reason: 'typo' }, field: 'reason' },
+    ];
+    for (const { method, path, body, field } of cases) {
+      const reply = await stack.http(method, path, body, member);
+      expectError(reply, 400, 'validation_failed', [field]);
+      expect({ path, fields: (reply.body.error.details.issues as Array<{ field: string }>).map((issue) => issue.field) }).toEqual({ path, fields: [field] });
+    }
+    expect(await snapshot()).toEqual(before);
+    // Without them the same routes answer; an empty body is no body.
+    expect((await stack.http('GET', `/v1/runs/${runId}/log`, undefined, member)).status).toBe(200);
+    expect((await stack.http('POST', `/v1/runs/${runId}/stop`, {}, member)).status).toBe(200);
   });
 
   it('names the parameter (not "(root)") in the issues of a path that cannot exist', async () => {

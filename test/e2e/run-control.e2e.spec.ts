@@ -241,6 +241,17 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
         expect(answers[0].outcome).toBe(answer.status === 200 ? 'answered' : 'cancelled');
       }
     });
+
+    it('two stops at once: one stops the run, the other is told it had already ended (409), however they interleave', async () => {
+      for (let i = 0; i < 5; i++) {
+        const runId = await stack.startRun('talker');
+        await stack.waitForQuestion(runId);
+        const stops = await Promise.all([stack.http('POST', `/v1/runs/${runId}/stop`), stack.http('POST', `/v1/runs/${runId}/stop`)]);
+        expect(stops.map((stop) => stop.status).sort()).toEqual([200, 409]);
+        const refused = stops.find((stop) => stop.status === 409)!;
+        expect(refused.body.error).toMatchObject({ code: 'conflict', message: expect.stringContaining('already ended'), details: { status: 'cancelled' } });
+      }
+    });
   });
 
   describe('unattended runs', () => {

@@ -29,6 +29,21 @@ const waiter = {
   limits: { max_iterations: 5, interaction_timeout_secs: 0 },
 };
 
+/** A parent that delegates to a sub-agent which finishes at once. */
+const boss = {
+  name: 'boss',
+  model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'delegate', input: { agent: 'finisher', task: 'Be quick' } }] }, { tool_calls: [{ name: 'finish', input: { summary: 'got {{last_answer}}' } }] }] },
+  tools: ['delegate', 'finish'],
+  delegates: ['finisher'],
+  limits: { max_iterations: 5, interaction_timeout_secs: 0 },
+};
+const finisher = {
+  name: 'finisher',
+  model: { provider: 'scripted', turns: [{ tool_calls: [{ name: 'finish', input: { summary: 'done quickly' } }] }] },
+  tools: ['finish'],
+  limits: { max_iterations: 5, interaction_timeout_secs: 0 },
+};
+
 describe('sweeper', () => {
   let stack: TestStack;
   let queues: ParleyQueues;
@@ -37,7 +52,7 @@ describe('sweeper', () => {
 
   beforeAll(async () => {
     // A 1 s lease makes the sweeper's grace (two leases) 2 s; it sweeps every 200 ms.
-    stack = await TestStack.start({ agentsDir: writeAgents([quickAgent(), askerAgent('asker', 1), manager, waiter]), overrides: { leaseMs: 1000, sweepMs: 200 } });
+    stack = await TestStack.start({ agentsDir: writeAgents([quickAgent(), askerAgent('asker', 1), manager, waiter, boss, finisher]), overrides: { leaseMs: 1000, sweepMs: 200 } });
     keys = new RedisKeys(stack.config.prefix);
     connection = new Redis(stack.config.redisUrl, { maxRetriesPerRequest: null });
     queues = new ParleyQueues(connection, keys.bullPrefix());
@@ -196,6 +211,28 @@ describe('sweeper', () => {
     await ensureWorker();
     await stack.waitForStatus(queued, 'finished');
     expect(await inflight(queued)).toBeNull();
+  });
+
+  it('a parent whose step died after starting its sub-agent, before recording it, takes the result of a sub-agent that ended meanwhile (it is not left waiting)', async () => {
+    await stack.stopWorker();
+    const store = new ParleyStore(connection, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 });
+    const parentId = await stack.startRun('boss');
+    // What the dead step did: its model turn (the delegate call) and the sub-agent's creation, then
+    // nothing more (no `child` entry); its lease runs out.
+    const token = randomUUID();
+    expect((await store.runs.acquire(tenant(), parentId, '', token)).status).toBe('acquired');
+    const lease = { tenant: tenant(), runId: parentId, owner: 'alice', token };
+    const effectId = `fx_${randomUUID()}`;
+    const turn = { type: 'assistant' as const, text: '', toolCalls: [{ toolUseId: 'toolu_1', effectId, name: 'delegate', input: { agent: 'finisher', task: 'Be quick' } }], at: new Date().toISOString() };
+    expect((await store.runs.append(lease, turn)).status).toBe('ok');
+    const childId = `${parentId.slice(0, 8)}-${effectId.replace(/^fx_/, '')}`;
+    expect(await store.runs.create({ tenant: tenant(), runId: childId, owner: 'alice', agent: 'finisher', task: 'Be quick', trigger: 'delegate', unattended: true, parentRunId: parentId, parentLeaseToken: token })).toMatchObject({ created: true });
+    // The sub-agent runs and ends before the parent's job is retried: its result goes into the parent's log.
+    await queues.enqueueRun({ tenant: tenant(), runId: childId, wake: Number(await stack.redis.hget(runKey(childId), 'wake')) });
+    await ensureWorker();
+    await stack.waitForStatus(childId, 'finished');
+    const { run } = await stack.waitForStatus(parentId, 'finished');
+    expect(run.summary).toContain('done quickly');
   });
 
   it('finishes a stop whose process died before it stopped the sub-agents; a stop that completes leaves nothing to finish', async () => {

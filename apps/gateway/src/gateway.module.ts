@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { DeclaredInputsGuard } from './http/declared-inputs.guard';
 import { AgentCatalog, TenantAgents } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
 import { AgentRepository, ParleyStore, StoreModule, serviceOpsProvider } from '@parley/store';
@@ -37,6 +38,7 @@ export class GatewayModule {
         OperatorService,
         OperatorGuard,
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: DeclaredInputsGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         AuthService,
         RunsService,

@@ -90,7 +90,9 @@ export class InteractionRepository {
     switch (reply[0]) {
       case 'resolved': {
         const wake = Number(reply[1]);
-        const done: Interaction = { ...interaction, status: outcome, resolvedAt: at, resolvedBy: by, ...(answer ? { answer } : {}) };
+        // The script dropped any claim with the resolution.
+        const { claim: _claim, ...unclaimed } = interaction;
+        const done: Interaction = { ...unclaimed, status: outcome, resolvedAt: at, resolvedBy: by, ...(answer ? { answer } : {}) };
         return { status: 'resolved', interaction: done, wake: wake >= 0 ? wake : null };
       }
       case 'conflict': {

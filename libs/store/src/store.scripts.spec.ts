@@ -1230,6 +1230,15 @@ describe('approvals', () => {
     expect((await store.interactions.resolve({ interaction: other.interaction, outcome: 'answered', answer: ALLOW_RUN, by: BOB })).status).toBe('resolved');
     const claimed = (await events(store)).filter((e) => e.type === 'interaction.claimed');
     expect(claimed).toHaveLength(2);
+
+    // The claimant's answer, given a copy read while the claim lived: the resolution it gets back holds no claim.
+    const third = await approvalRun(store);
+    await store.interactions.claim(third.interaction, { ...ADA, subject: 'ada' }, Date.now() + 60_000);
+    const read = (await store.interactions.get(TENANT, third.interaction.id))!;
+    expect(read.claim).toMatchObject({ subject: 'ada' });
+    const resolved = await store.interactions.resolve({ interaction: read, outcome: 'answered', answer: ALLOW_RUN, by: { ...ADA, subject: 'ada' } });
+    expect(resolved).toMatchObject({ status: 'resolved', interaction: { status: 'answered' } });
+    expect(resolved.status === 'resolved' && 'claim' in resolved.interaction).toBe(false);
   });
 });
 
@@ -1255,6 +1264,16 @@ describe('workspace commit (shell write-back)', () => {
     const stale = new RedisWorkspace(store.ctx, { ...lease, token: 'not-the-lease' }, 100);
     await expect(stale.commit('fx-3', { writes: [{ path: 'z', content: 'z' }], deletes: [] }, '{}')).rejects.toBeInstanceOf(LeaseLostError);
     expect((await workspace.snapshot()).has('z')).toBe(false);
+
+    // Over a limit lowered since (6 bytes held, 4 allowed): what does not grow the workspace past it
+    // still goes through (a batch of no changes records its result), what does is refused.
+    const lowered = new RedisWorkspace(store.ctx, lease, 4);
+    expect(await lowered.commit('fx-4', { writes: [], deletes: [] }, '{"n":4}')).toEqual({ status: 'applied', result: '{"n":4}' });
+    expect(await lowered.commit('fx-5', { writes: [{ path: 'a.txt', content: 'a' }], deletes: [] }, '{"n":5}')).toMatchObject({ status: 'applied' });
+    expect(await lowered.commit('fx-6', { writes: [{ path: 'b/c.txt', content: 'cccc' }], deletes: [] }, '{}')).toMatchObject({ status: 'rejected' });
+    expect(await lowered.write('fx-7', 'b/c.txt', 'c')).toMatchObject({ status: 'applied' });
+    expect(await lowered.write('fx-8', 'a.txt', 'aaaa')).toMatchObject({ status: 'rejected' });
+    expect((await runHash(store, run)).wsBytes).toBe('2');
   });
 });
 

@@ -11,7 +11,8 @@ const isAbsent = (input: unknown): boolean => input === undefined || input === n
 /** A required string whose errors read well after the field name: "question: is required". */
 function text(description: string, options: { allowEmpty?: boolean } = {}) {
   const base = z.string({ error: (issue) => (isAbsent(issue.input) ? 'is required' : 'must be a string') });
-  return (options.allowEmpty === true ? base : base.min(1, 'must not be empty')).describe(description);
+  // Blank is empty too: the Anthropic API refuses a text block of only whitespace, and a person would get a blank question.
+  return (options.allowEmpty === true ? base : base.min(1, 'must not be empty').refine((value) => value === '' || value.trim() !== '', 'must not be empty')).describe(description);
 }
 
 const limit = (bytes: number): string => `at most ${bytes} bytes; longer text is cut`;

@@ -173,10 +173,18 @@ export class RunsService {
       throw new ConflictError(`run ${runId} has already ended (${run.status})`, { status: run.status });
     }
     const result = await this.control.stop(run.tenant, run.id, { kind: 'user', subject: user.sub, role: user.role });
-    if (result.status === 'stale') {
-      throw new ConflictError(`run ${runId} kept changing; try again`);
+    switch (result.status) {
+      case 'stale':
+        throw new ConflictError(`run ${runId} kept changing; try again`);
+      case 'already':
+        // It ended after the read above (another stop, or its own end): this stop changed nothing.
+        throw new ConflictError(`run ${runId} has already ended (${result.runStatus})`, { status: result.runStatus });
+      case 'missing':
+        throw new NotFoundError('run', runId);
+      case 'cancelled':
+      case 'requested':
+        return this.get(user, runId);
     }
-    return this.get(user, runId);
   }
 
   /**

@@ -23,6 +23,17 @@ describe('buildConversation', () => {
     expect(conversation.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Do it' }] }]);
   });
 
+  it('sends a model turn of only whitespace text without that text block (the Anthropic API refuses one)', () => {
+    const conversation = buildConversation([
+      task,
+      { type: 'assistant', text: '\n\n', toolCalls: [{ toolUseId: 'tu_1', effectId: 'fx1', name: 'read_file', input: { path: 'a' } }], at },
+      { type: 'tool_result', toolUseId: 'tu_1', effectId: 'fx1', name: 'read_file', content: '{"ok":true}', isError: false, at },
+      { type: 'assistant', text: ' ', toolCalls: [], at },
+    ]);
+    expect(conversation.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'tu_1', name: 'read_file', input: { path: 'a' } }] });
+    expect(conversation.messages[3]).toEqual({ role: 'assistant', content: [{ type: 'text', text: '(no text)' }] });
+  });
+
   it('leaves a turn open while its question has no answer', () => {
     const conversation = buildConversation([task, ...ask('fx1', 'ix1')]);
     expect(conversation.openTurn?.calls[0]).toMatchObject({ call: { effectId: 'fx1' }, question: { interactionId: 'ix1' } });

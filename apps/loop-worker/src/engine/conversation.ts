@@ -43,6 +43,8 @@ export interface Conversation {
   documents: Map<string, string>;
   /** Effect ids and interaction ids whose text is already recorded as a document. */
   documentOrigins: Set<string>;
+  /** The results of sub-agents that ended, by child run id (the first one recorded). */
+  childResults: ReadonlyMap<string, LogEntryOf<'child_result'>>;
 }
 
 /**
@@ -165,7 +167,8 @@ export function buildConversation(entries: LogEntry[]): Conversation {
           openTurn = { calls };
           break;
         }
-        const content: ModelBlock[] = entry.text ? [{ type: 'text', text: entry.text }] : [];
+        // A turn of only whitespace text is sent without it: the Anthropic API refuses such a text block.
+        const content: ModelBlock[] = entry.text.trim() ? [{ type: 'text', text: entry.text }] : [];
         entry.toolCalls.forEach((call) => content.push({ type: 'tool_use', id: call.toolUseId, name: call.name, input: call.input }));
         messages.push({ role: 'assistant', content: content.length > 0 ? content : [{ type: 'text', text: '(no text)' }] });
         if (calls.length > 0) {
@@ -203,6 +206,7 @@ export function buildConversation(entries: LogEntry[]): Conversation {
     visit,
     documents,
     documentOrigins: origins,
+    childResults,
   };
 }
 

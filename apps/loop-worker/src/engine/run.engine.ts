@@ -254,8 +254,13 @@ export class RunEngine {
       })),
     ];
     const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
-    if (turn.stopReason === 'max_tokens') {
-      return this.cutOff(lease, run, entry, events, conversation.iterations);
+    if (turn.stopReason === 'max_tokens' || turn.stopReason === 'model_context_window_exceeded') {
+      return this.cutOff(lease, run, entry, events, conversation.iterations, turn.stopReason);
+    }
+    if (turn.stopReason === 'refusal') {
+      // The model declined mid-reply: nothing of it runs, and asking again would only repeat that.
+      const stopped = await this.cutOff(lease, run, entry, events, conversation.iterations, turn.stopReason);
+      return stopped ?? this.end(lease, run, { status: 'failed', reason: 'model_error', error: 'the model declined to go on (stop reason: refusal)' });
     }
     const question = this.dispatcher.questionOf(lease, view, toolCalls);
     if (question) {
@@ -318,22 +323,23 @@ export class RunEngine {
   }
 
   /**
-   * A turn the model's output limit cut off. Its last tool call may have lost arguments without a
-   * trace (the partial JSON is read as far as it goes), so none of its calls runs: each gets an error
-   * result saying so. A cut-off reply without calls is not the run's end: the model is told to go on.
+   * A turn cut off mid-reply (the output limit, a full context window, a refusal). Its last tool call
+   * may have lost arguments without a trace (the partial JSON is read as far as it goes), so none of
+   * its calls runs: each gets an error result saying so. A cut-off reply without calls is not the
+   * run's end: the model is told to go on.
    */
-  private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number): Promise<AdvanceOutcome | null> {
+  private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number, why: string): Promise<AdvanceOutcome | null> {
     const at = turn.at;
     const entries: LogEntry[] = [turn];
     if (turn.toolCalls.length > 0) {
-      const result = errorResult('your reply was cut off at its output limit (max_tokens) before this call was complete, so no call of that reply ran: send them again, in smaller pieces');
+      const result = errorResult(`your reply was cut off (stop reason: ${why}) before this call was complete, so no call of that reply ran: send them again, in smaller pieces`);
       for (const { toolUseId, effectId, name } of turn.toolCalls) {
         entries.push({ type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: true, at });
         events.push({ type: 'tool.result', data: { toolUseId, effectId, name, isError: true, content: result.content } });
       }
     } else {
       const messageId = `cut-off-${iteration}`;
-      entries.push({ type: 'user_message', messageId, text: 'Your reply was cut off at its output limit (max_tokens). Go on from where it stopped, more briefly.', by: { kind: 'system' }, at });
+      entries.push({ type: 'user_message', messageId, text: `Your reply was cut off (stop reason: ${why}). Go on from where it stopped, more briefly.`, by: { kind: 'system' }, at });
       events.push({ type: 'message.injected', data: { messageIds: [messageId] } });
     }
     return this.appendedOrStopped(lease, run, await this.resources.logs.append(lease, entries, events));

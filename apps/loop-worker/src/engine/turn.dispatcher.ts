@@ -193,6 +193,12 @@ export class TurnDispatcher {
     if (appended.status !== 'ok') {
       return this.interrupted(appended);
     }
+    // A step that died after starting the child, before recording it: the child may have ended
+    // since, its result already in this log (its wake was taken by the lease this step acquired).
+    const ended = view.conversation.childResults.get(childRunId);
+    if (ended) {
+      return this.resultOrInterrupt(lease, call, childResultOf(ended));
+    }
     await this.ensureStarted(lease.tenant, childRunId);
     return { status: 'park', interactionId: childRunId, waitReason: 'child' };
   }

@@ -16,13 +16,16 @@ redis.call('HSET', KEYS[1], 'leaseUntil', tonumber(ARGV[4]) + tonumber(ARGV[5]))
 local writes = tonumber(ARGV[7])
 local firstDelete = 8 + 2 * writes
 local total = tonumber(redis.call('HGET', KEYS[1], 'wsBytes') or '0')
+local before = total
 for i = 8, firstDelete - 1, 2 do
   total = total - redis.call('HSTRLEN', KEYS[2], ARGV[i]) + #ARGV[i + 1]
 end
 for i = firstDelete, #ARGV do
   total = total - redis.call('HSTRLEN', KEYS[2], ARGV[i])
 end
-if total > tonumber(ARGV[3]) then
+-- Only growth is refused: a workspace over a limit lowered since can still shrink or stay as it is
+-- (a batch of no changes records a result, or marks a POST as sent).
+if total > tonumber(ARGV[3]) and total > before then
   return {'rejected', 'workspace full: the changes would make ' .. total .. ' bytes, over the limit of ' .. ARGV[3]}
 end
 for i = 8, firstDelete - 1, 2 do

@@ -18,7 +18,8 @@ local total = tonumber(redis.call('HGET', KEYS[1], 'wsBytes') or '0')
 local result
 if ARGV[3] == 'write' then
   local after = total - before + #ARGV[5]
-  if after > tonumber(ARGV[6]) then
+  -- Only growth is refused: a workspace over a limit lowered since can still shrink or stay as it is.
+  if after > tonumber(ARGV[6]) and after > total then
     return {'rejected', 'workspace full: writing ' .. #ARGV[5] .. ' bytes to ' .. path .. ' would make ' .. after ..
       ' bytes, over the limit of ' .. ARGV[6]}
   end
