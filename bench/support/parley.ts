@@ -199,6 +199,7 @@ export class AutoAnswerer {
       case 'message':
       case 'run.created':
       case 'tool.call':
+      case 'run.stop_requested':
         return;
     }
   }

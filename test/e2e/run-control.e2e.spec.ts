@@ -217,10 +217,18 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       await waitFor(async () => (await log(runId)).some((e) => e.type === 'assistant'), { message: 'the first tool call' });
       const stopped = await stack.http('POST', `/v1/runs/${runId}/stop`, undefined, stack.token({ sub: 'ada', role: 'admin' }));
       expect(stopped.status).toBe(200);
+      // Asked again while it still runs: nothing more is said.
+      const again = await stack.http('POST', `/v1/runs/${runId}/stop`, undefined, stack.token({ sub: 'bob', role: 'admin' }));
+      expect([200, 409]).toContain(again.status);
       const { run } = await stack.waitForStatus(runId, 'cancelled');
       expect(run.stoppedBy).toEqual({ kind: 'user', subject: 'ada', role: 'admin' });
       const calls = (await log(runId)).filter((e) => e.type === 'assistant');
       expect(calls).toHaveLength(1);
+      // The flag was announced at once, before the end, and once.
+      const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as Array<{ type: string; data: any }>;
+      const types = events.map((e) => e.type);
+      expect(events.filter((e) => e.type === 'run.stop_requested').map((e) => e.data)).toEqual([{ by: { kind: 'user', subject: 'ada', role: 'admin' } }]);
+      expect(types.indexOf('run.stop_requested')).toBeLessThan(types.indexOf('run.cancelled'));
     });
 
     it('stops a parked run at once and cancels its open question; racing an answer, exactly one wins', async () => {

@@ -47,6 +47,8 @@ export const EventDataSchemas = {
   'run.finished': z.object({ reason: EndReasonSchema, summary: z.string().optional() }),
   'run.failed': z.object({ reason: EndReasonSchema, error: z.string() }),
   'run.cancelled': z.object({ reason: EndReasonSchema, by: ActorSchema }),
+  /** A stop was asked while a worker held the run: it ends at that worker's next step (then `run.cancelled`). */
+  'run.stop_requested': z.object({ by: ActorSchema }),
 } as const;
 
 export type EventType = keyof typeof EventDataSchemas;

@@ -130,6 +130,7 @@ export class RunFollower {
       case 'child.ended':
       case 'tool.call':
       case 'tool.result':
+      case 'run.stop_requested':
         this.human(narration(event));
         return;
       case 'document.updated':

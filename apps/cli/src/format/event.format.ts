@@ -60,6 +60,8 @@ export function describeEvent(event: ParleyEvent): string {
       return `${event.data.reason}: ${event.data.error}`;
     case 'run.cancelled':
       return `${event.data.reason}, by ${formatActor(event.data.by)}`;
+    case 'run.stop_requested':
+      return `stop asked by ${formatActor(event.data.by)}; it stops at its next step`;
   }
 }
 

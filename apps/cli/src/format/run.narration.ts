@@ -6,7 +6,7 @@ import { brief } from './text';
 /** Events `parley run` only tells about, one line each, as it follows a run. */
 export type NarratedEvent = Extract<
   ParleyEvent,
-  { type: 'stage.entered' | 'checkpoint.proceeded' | 'message.received' | 'message.injected' | 'message.discarded' | 'child.started' | 'child.ended' | 'tool.call' | 'tool.result' }
+  { type: 'stage.entered' | 'checkpoint.proceeded' | 'message.received' | 'message.injected' | 'message.discarded' | 'child.started' | 'child.ended' | 'tool.call' | 'tool.result' | 'run.stop_requested' }
 >;
 
 export function narration(event: NarratedEvent): string {
@@ -29,6 +29,8 @@ export function narration(event: NarratedEvent): string {
       return formatToolCall(event.data.name, event.data.input);
     case 'tool.result':
       return formatToolResult(event.data.name, event.data.isError, event.data.content);
+    case 'run.stop_requested':
+      return `■ stop asked by ${formatActor(event.data.by)}: the run stops at its next step`;
   }
 }
 

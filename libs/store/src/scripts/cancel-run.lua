@@ -20,7 +20,11 @@ if status == 'finished' or status == 'failed' or status == 'cancelled' then
   return {'already', status}
 end
 if status == 'running' and (ARGV[14] == '' or ARGV[14] ~= run[2]) then
-  redis.call('HSET', KEYS[4], 'cancel', '1', 'cancelBy', ARGV[8])
+  -- Said once, by the first stop asked: a stop asked again changes nothing a client sees.
+  if redis.call('HSETNX', KEYS[4], 'cancel', '1') == 1 then
+    redis.call('HSET', KEYS[4], 'cancelBy', ARGV[8])
+    emit('run.stop_requested', '{"by":' .. ARGV[8] .. '}')
+  end
   redis.call('RPUSH', KEYS[5], 'cancel')
   return {'requested'}
 end
