@@ -1058,7 +1058,9 @@ describe('cancel', () => {
 
     expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'requested' });
     expect((await store.runs.get(TENANT, run.runId))?.status).toBe('running');
-    expect(await store.events.lastSeq(TENANT)).toBe(seq);
+    // The flag is announced, once: a second stop asked changes nothing seen, and the first requester stays.
+    expect(await store.runs.cancel(run, ALICE, null)).toEqual({ status: 'requested' });
+    expect((await events(store, TENANT, seq)).map((e) => [e.type, e.data])).toEqual([['run.stop_requested', { by: BOB }]]);
     expect(await store.runs.cancelRequester(TENANT, run.runId)).toEqual(BOB);
 
     const entry: LogEntry = { type: 'assistant', text: 'more', toolCalls: [], at: new Date().toISOString() };
