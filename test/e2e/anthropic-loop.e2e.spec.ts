@@ -173,14 +173,24 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.violations).toEqual([]);
   });
 
-  it('runs no call of a turn the model stopped with a refusal, and fails the run saying so instead of asking again', async () => {
-    fake.setResponder([{ toolCalls: [{ name: 'write_file', input: { path: 'a.txt', content: 'half' } }], stopReason: 'refusal' }]);
+  it('runs no call of a turn stopped by a refusal or a full context window, and fails the run saying so instead of asking again', async () => {
+    fake.setResponder([
+      { toolCalls: [{ name: 'write_file', input: { path: 'a.txt', content: 'half' } }], stopReason: 'refusal' },
+      { text: 'The summary of everything so', stopReason: 'model_context_window_exceeded' },
+    ]);
     const runId = await stack.startRun('asker');
     const done = await stack.waitForStatus(runId, 'failed');
     expect(done.run).toMatchObject({ endReason: 'model_error', error: expect.stringContaining('refusal') });
     expect(fake.requests).toHaveLength(1);
     const log = await stack.log(runId);
     expect(log.filter((e) => e.type === 'tool_result')).toEqual([expect.objectContaining({ isError: true, content: expect.stringContaining('refusal') })]);
+
+    // A reply cut off by a full context window: asking again could only fail the same way.
+    const full = await stack.startRun('asker');
+    const ended = await stack.waitForStatus(full, 'failed');
+    expect(ended.run).toMatchObject({ endReason: 'model_error', error: expect.stringContaining('context window') });
+    expect((await stack.log(full)).map((e) => e.type)).toEqual(['task', 'assistant']);
+    expect(fake.requests).toHaveLength(2);
     expect(fake.violations).toEqual([]);
   });
 

@@ -47,7 +47,7 @@ export const EventDataSchemas = {
   'run.finished': z.object({ reason: EndReasonSchema, summary: z.string().optional() }),
   'run.failed': z.object({ reason: EndReasonSchema, error: z.string() }),
   'run.cancelled': z.object({ reason: EndReasonSchema, by: ActorSchema }),
-  /** A stop was asked while a worker held the run: it ends at that worker's next step (then `run.cancelled`). */
+  /** A stop was asked while a worker held the run: it ends at that worker's next step (`run.cancelled`, or `run.failed` should its job give up first). */
   'run.stop_requested': z.object({ by: ActorSchema }),
 } as const;
 

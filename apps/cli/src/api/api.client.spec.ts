@@ -139,6 +139,13 @@ describe('ApiClient', () => {
     await expect(down.api.listAgents()).rejects.toMatchObject({ status: 502 });
     expect(down.calls).toHaveLength(3);
 
+    // A request that got no reply in time is not tried again: its caller would wait three timeouts.
+    const slow = client(() => {
+      throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    });
+    await expect(slow.api.listAgents()).rejects.toMatchObject({ code: 'network_error', message: expect.stringContaining('no reply within 30s') });
+    expect(slow.calls).toHaveLength(1);
+
     const refused = client(() => json(404, { error: { code: 'not_found', message: 'no' } }));
     await expect(refused.api.getRun('r1')).rejects.toMatchObject({ status: 404 });
     expect(refused.calls).toHaveLength(1);

@@ -31,8 +31,9 @@ import { RawEventSchema, type RawEvent } from './event.parse';
 const REQUEST_TIMEOUT_MS = 30_000;
 /**
  * Pauses before the second and third try of a request that may be repeated safely (a read, a keyed
- * start or message, an answer), after a failure that says nothing about it having been done: no
- * reply (a dropped connection, a timeout) or a gateway that was unavailable (502, 503, 504).
+ * start or message, an answer), after a failure that says nothing about it having been done: a
+ * dropped or refused connection, or a gateway that was unavailable (502, 503, 504). Not after a
+ * request that timed out: three of those would keep the caller waiting for a minute and a half.
  */
 const RETRY_PAUSES_MS = [250, 1000];
 const UNAVAILABLE = new Set([502, 503, 504]);
@@ -216,7 +217,7 @@ export class ApiClient {
         }
         return await this.requestOnce(method, path, schema, options);
       } catch (error) {
-        const transient = error instanceof ApiError && (error.code === 'network_error' || UNAVAILABLE.has(error.status));
+        const transient = error instanceof ApiError && ((error.code === 'network_error' && !timedOut(error)) || UNAVAILABLE.has(error.status));
         if (!retry || !transient || tried >= this.retryPausesMs.length) {
           throw error;
         }
@@ -241,7 +242,7 @@ export class ApiClient {
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
     } catch (error) {
-      throw new ApiError(0, 'network_error', `cannot reach the gateway at ${this.baseUrl}: ${describeFetchError(error)}`);
+      throw new ApiError(0, 'network_error', `cannot reach the gateway at ${this.baseUrl}: ${describeFetchError(error)}`, { timedOut: isTimeout(error) });
     }
     const json = parseJson(await response.text());
     if (!response.ok) {
@@ -286,7 +287,15 @@ function parseJson(text: string): unknown {
   }
 }
 
+function isTimeout(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TimeoutError';
+}
+
+/** A network_error whose request got no reply in time (it may still have been done). */
+function timedOut(error: ApiError): boolean {
+  return (error.details as { timedOut?: boolean } | undefined)?.timedOut === true;
+}
+
 function describeFetchError(error: unknown): string {
-  const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
-  return name === 'TimeoutError' ? `no reply within ${REQUEST_TIMEOUT_MS / 1000}s` : rootCauseMessage(error);
+  return isTimeout(error) ? `no reply within ${REQUEST_TIMEOUT_MS / 1000}s` : rootCauseMessage(error);
 }

@@ -4,8 +4,12 @@ import type { TokenClaims } from '@parley/contracts';
 import { AuthService } from './auth.service';
 
 const PUBLIC = 'parley:public';
-/** Marks a route that needs no token (health checks). */
+/** Marks a route that needs no token (health checks), or that checks its caller its own way (operator routes). */
 export const Public = () => SetMetadata(PUBLIC, true);
+
+export function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
+  return reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()]) === true;
+}
 
 export interface AuthedRequest {
   headers: Record<string, string | string[] | undefined>;
@@ -20,7 +24,7 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) {
+    if (isPublic(this.reflector, context)) {
       return true;
     }
     const request = context.switchToHttp().getRequest<AuthedRequest>();

@@ -1,9 +1,11 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { z } from 'zod';
 import { parseOrThrow } from '@parley/contracts';
+import { isPublic } from '../auth/auth.guard';
 
 const NOTHING = z.strictObject({});
 
@@ -12,12 +14,15 @@ const NOTHING = z.strictObject({});
  * route that takes no query refuses any parameter, and one that takes no body refuses a body with
  * fields (an empty `{}` passes), naming them (400 `validation_failed`), as a route's own schema
  * refuses an unknown one. A caller's typo (`?limt=10`, `{"reason":...}` on a stop) is told, not
- * silently dropped. Runs after the auth guard: an unknown caller learns nothing of the routes.
+ * silently dropped. Runs after the auth guard (an unknown caller learns nothing of the routes) but
+ * before a route's role check. Public routes (health, operator routes with their own guard) are left alone.
  */
 @Injectable()
 export class DeclaredInputsGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
   canActivate(context: ExecutionContext): boolean {
-    if (context.getType() !== 'http') {
+    if (context.getType() !== 'http' || isPublic(this.reflector, context)) {
       return true;
     }
     const request = context.switchToHttp().getRequest<Request>();

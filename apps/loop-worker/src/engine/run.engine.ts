@@ -4,7 +4,7 @@ import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type LogEntry
 import { isModelError } from '@parley/models';
 import { metrics } from '@parley/platform';
 import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
-import { errorResult, toolSpecs } from '@parley/tools';
+import { toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
@@ -12,6 +12,7 @@ import type { HeldLog } from './held.log';
 import { recordedEnding } from './recorded.ending';
 import { systemPromptFor } from './system.prompt';
 import { toolsOffered, type Parking, type RunView, type SettleResult } from './run.view';
+import { HOPELESS_STOPS, withCallsRefused } from './cut-off.turn';
 import { TurnDispatcher } from './turn.dispatcher';
 
 /** What a step holds besides the lease: the run as acquired, its agent, its log. */
@@ -254,13 +255,14 @@ export class RunEngine {
       })),
     ];
     const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
-    if (turn.stopReason === 'max_tokens' || turn.stopReason === 'model_context_window_exceeded') {
+    if (turn.stopReason === 'max_tokens') {
       return this.cutOff(lease, run, entry, events, conversation.iterations, turn.stopReason);
     }
-    if (turn.stopReason === 'refusal') {
-      // The model declined mid-reply: nothing of it runs, and asking again would only repeat that.
-      const stopped = await this.cutOff(lease, run, entry, events, conversation.iterations, turn.stopReason);
-      return stopped ?? this.end(lease, run, { status: 'failed', reason: 'model_error', error: 'the model declined to go on (stop reason: refusal)' });
+    const hopeless = HOPELESS_STOPS[turn.stopReason];
+    if (hopeless) {
+      // Cut off where asking again would only repeat it: the turn is kept (none of its calls runs) and the run fails.
+      const stopped = await this.appendedOrStopped(lease, run, await this.resources.logs.append(lease, withCallsRefused(entry, events, turn.stopReason), events));
+      return stopped ?? this.end(lease, run, { status: 'failed', reason: 'model_error', error: hopeless });
     }
     const question = this.dispatcher.questionOf(lease, view, toolCalls);
     if (question) {
@@ -329,17 +331,10 @@ export class RunEngine {
    * run's end: the model is told to go on.
    */
   private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number, why: string): Promise<AdvanceOutcome | null> {
-    const at = turn.at;
-    const entries: LogEntry[] = [turn];
-    if (turn.toolCalls.length > 0) {
-      const result = errorResult(`your reply was cut off (stop reason: ${why}) before this call was complete, so no call of that reply ran: send them again, in smaller pieces`);
-      for (const { toolUseId, effectId, name } of turn.toolCalls) {
-        entries.push({ type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: true, at });
-        events.push({ type: 'tool.result', data: { toolUseId, effectId, name, isError: true, content: result.content } });
-      }
-    } else {
+    const entries = withCallsRefused(turn, events, why);
+    if (turn.toolCalls.length === 0) {
       const messageId = `cut-off-${iteration}`;
-      entries.push({ type: 'user_message', messageId, text: `Your reply was cut off (stop reason: ${why}). Go on from where it stopped, more briefly.`, by: { kind: 'system' }, at });
+      entries.push({ type: 'user_message', messageId, text: `Your reply was cut off (stop reason: ${why}). Go on from where it stopped, more briefly.`, by: { kind: 'system' }, at: turn.at });
       events.push({ type: 'message.injected', data: { messageIds: [messageId] } });
     }
     return this.appendedOrStopped(lease, run, await this.resources.logs.append(lease, entries, events));
@@ -395,3 +390,4 @@ function observeResume(entries: LogEntry[]): void {
 function stageOf(agent: AgentDefinition, conversation: Conversation): Stage | undefined {
   return conversation.stage === null ? undefined : agent.stages.find((stage) => stage.name === conversation.stage);
 }
+

@@ -174,6 +174,12 @@ export class TurnDispatcher {
       return this.resultOrInterrupt(lease, call, errorResult(`too deep: sub-agents may start sub-agents at most ${MAX_DELEGATION_DEPTH} levels down; do this part yourself`));
     }
     const childRunId = `${lease.runId.slice(0, 8)}-${call.effectId.replace(/^fx_/, '')}`;
+    // A step that died after starting the child, before recording it: the child may have ended
+    // since, its result already in this log (its wake was taken by the lease this step acquired).
+    const ended = view.conversation.childResults.get(childRunId);
+    if (ended) {
+      return this.resultOrInterrupt(lease, call, childResultOf(ended));
+    }
     await this.resources.store.runs.create({
       tenant: lease.tenant,
       runId: childRunId,
@@ -192,12 +198,6 @@ export class TurnDispatcher {
     ]);
     if (appended.status !== 'ok') {
       return this.interrupted(appended);
-    }
-    // A step that died after starting the child, before recording it: the child may have ended
-    // since, its result already in this log (its wake was taken by the lease this step acquired).
-    const ended = view.conversation.childResults.get(childRunId);
-    if (ended) {
-      return this.resultOrInterrupt(lease, call, childResultOf(ended));
     }
     await this.ensureStarted(lease.tenant, childRunId);
     return { status: 'park', interactionId: childRunId, waitReason: 'child' };
