@@ -61,7 +61,7 @@ export function describeEvent(event: ParleyEvent): string {
     case 'run.cancelled':
       return `${event.data.reason}, by ${formatActor(event.data.by)}`;
     case 'run.stop_requested':
-      return `stop asked by ${formatActor(event.data.by)}; it stops at its next step`;
+      return formatStopRequested(event.data.by);
   }
 }
 
@@ -86,6 +86,11 @@ export function formatProceedWhy(why: EventData<'checkpoint.proceeded'>['why']):
     case 'not_required':
       return 'it is not required in an unattended run';
   }
+}
+
+/** A stop asked while a worker held the run. */
+export function formatStopRequested(by: Actor): string {
+  return `stop asked by ${formatActor(by)}: the run stops at its next step`;
 }
 
 /** "1 message passed to the agent", "3 messages passed to the agent". */

@@ -1,5 +1,5 @@
 import type { EndReason, ParleyEvent } from '@parley/contracts';
-import { formatDiscarded, formatInjected, formatProceeded, formatStageMove, formatToolCall, formatToolResult } from './event.format';
+import { formatDiscarded, formatInjected, formatProceeded, formatStageMove, formatStopRequested, formatToolCall, formatToolResult } from './event.format';
 import { formatActor } from './interaction.format';
 import { brief } from './text';
 
@@ -30,7 +30,7 @@ export function narration(event: NarratedEvent): string {
     case 'tool.result':
       return formatToolResult(event.data.name, event.data.isError, event.data.content);
     case 'run.stop_requested':
-      return `■ stop asked by ${formatActor(event.data.by)}: the run stops at its next step`;
+      return `■ ${formatStopRequested(event.data.by)}`;
   }
 }
 

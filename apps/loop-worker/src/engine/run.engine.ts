@@ -325,10 +325,9 @@ export class RunEngine {
   }
 
   /**
-   * A turn cut off mid-reply (the output limit, a full context window, a refusal). Its last tool call
-   * may have lost arguments without a trace (the partial JSON is read as far as it goes), so none of
-   * its calls runs: each gets an error result saying so. A cut-off reply without calls is not the
-   * run's end: the model is told to go on.
+   * A turn its output limit cut off. Its last tool call may have lost arguments without a trace (the
+   * partial JSON is read as far as it goes), so none of its calls runs: each gets an error result
+   * saying so. A cut-off reply without calls is not the run's end: the model is told to go on.
    */
   private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number, why: string): Promise<AdvanceOutcome | null> {
     const entries = withCallsRefused(turn, events, why);
