@@ -1,3 +1,5 @@
+import { Redis } from 'ioredis';
+import { ParleyStore } from '@parley/store';
 import { askerAgent } from '../support/agents';
 import { ReplyDroppingProxy } from '../support/reply-dropping-proxy';
 import { TestStack, writeAgents } from '../support/stack';
@@ -13,7 +15,8 @@ describe('a reply lost on its way back from Redis', () => {
 
   beforeAll(async () => {
     proxy = await ReplyDroppingProxy.start(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent()]), overrides: { redisUrl: proxy.url } });
+    // No sweep during the file: what is repaired here is repaired by the step that lost its reply.
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent(), askerAgent('hurried', 1)]), overrides: { redisUrl: proxy.url, sweepMs: 3_600_000 } });
   });
   afterAll(async () => {
     await stack.close();
@@ -62,5 +65,24 @@ describe('a reply lost on its way back from Redis', () => {
     expect(posted.headers.get('idempotent-replayed')).toBeNull();
     const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as Array<{ type: string; data: { messageId?: string } }>;
     expect(events.filter((event) => event.type === 'message.received').map((event) => event.data.messageId)).toEqual([posted.body.messageId]);
+  });
+
+  it("of a deadline sweep: the runs it woke get their jobs at once, not from the sweeper", async () => {
+    // The sweep's script call is told apart from every other command by its script: its source (the
+    // first call on a connection is an EVAL) or its SHA-1 (an EVALSHA after that).
+    const probe = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    new ParleyStore(probe, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 });
+    const sha = (probe as unknown as { scriptsSet: Record<string, { sha: string }> }).scriptsSet.parley_expireDue.sha;
+    probe.disconnect();
+
+    const cut = proxy.dropReplyTo([sha, "-- expire-due: a tenant's deadline timer"]);
+    const runId = (await stack.http('POST', '/v1/runs', { agent: 'hurried', task: 'nobody answers' })).body.run.id as string;
+    await openInteraction(runId);
+    await cut;
+    // The question expired in the step whose reply was lost; the run goes on to its end.
+    const { run } = await stack.waitForStatus(runId, 'finished');
+    expect(run.summary).toContain('got:');
+    const answers = (await stack.http('GET', `/v1/runs/${runId}/log`)).body.entries.filter((entry: { type: string }) => entry.type === 'answer');
+    expect(answers).toEqual([expect.objectContaining({ outcome: 'expired' })]);
   });
 });

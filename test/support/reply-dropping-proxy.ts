@@ -7,7 +7,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
  */
 export class ReplyDroppingProxy {
   private readonly sockets = new Set<Socket>();
-  private marker: { text: string; cut: () => void } | null = null;
+  private marker: { texts: string[]; cut: () => void } | null = null;
 
   private constructor(private readonly server: Server) {}
 
@@ -24,9 +24,9 @@ export class ReplyDroppingProxy {
     return `redis://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** Resolves once the reply to the next command carrying `text` was dropped and its connection cut. */
-  dropReplyTo(text: string): Promise<void> {
-    return new Promise((resolve) => (this.marker = { text, cut: resolve }));
+  /** Resolves once the reply to the next command carrying `text` (or any of them) was dropped and its connection cut. */
+  dropReplyTo(text: string | string[]): Promise<void> {
+    return new Promise((resolve) => (this.marker = { texts: Array.isArray(text) ? text : [text], cut: resolve }));
   }
 
   async close(): Promise<void> {
@@ -46,7 +46,7 @@ export class ReplyDroppingProxy {
     });
     let cut: (() => void) | null = null;
     client.on('data', (chunk: Buffer) => {
-      if (this.marker && chunk.includes(this.marker.text)) {
+      if (this.marker?.texts.some((text) => chunk.includes(text))) {
         cut = this.marker.cut;
         this.marker = null;
       }

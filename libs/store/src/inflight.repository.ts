@@ -24,6 +24,11 @@ export class InflightRepository {
     }
   }
 
+  /** Up to `limit` runs of the tenant that became queued or running at `fromMs` or later, oldest first. */
+  since(tenant: string, fromMs: number, limit: number): Promise<string[]> {
+    return this.ctx.redis.zrangebyscore(this.ctx.keys.inflightRuns(tenant), fromMs, '+inf', 'LIMIT', 0, limit);
+  }
+
   /** Takes out those of `runIds` that are not queued or running any more (checked in the same step). */
   async prune(tenant: string, runIds: string[]): Promise<number> {
     if (runIds.length === 0) {

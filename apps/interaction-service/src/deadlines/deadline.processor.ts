@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
 import { DeadlineJobSchema, QUEUES, jobIds, parseOrThrow, type DeadlineJob } from '@parley/contracts';
-import { metrics, type ParleyConfig } from '@parley/platform';
+import { ReplyLostError, metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, type Expired } from '@parley/store';
 
 /** Interactions expired per script call; their resume jobs go to the queue in one round trip. */
@@ -53,7 +53,21 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
 
   private async sweepDue(tenant: string, sweep: DeadlineSweep): Promise<void> {
     for (;;) {
-      const { expired, dropped } = await this.store.deadlines.expireDue(tenant, BATCH);
+      const startedAt = Date.now();
+      let batch: Awaited<ReturnType<ParleyStore['deadlines']['expireDue']>>;
+      try {
+        batch = await this.store.deadlines.expireDue(tenant, BATCH);
+      } catch (error) {
+        if (!(error instanceof ReplyLostError)) {
+          throw error;
+        }
+        // The batch may have run, its reply lost: the runs it woke would wait queued without a job
+        // until the sweeper. Every run that went in flight since gets its job now (a no-op for one
+        // that has it), and the next batch is read.
+        await this.enqueueQueuedSince(tenant, startedAt);
+        continue;
+      }
+      const { expired, dropped } = batch;
       // A crash before this enqueue leaves woken runs queued without a job: they are in flight, so
       // the sweeper gives them one.
       await this.queues.enqueueRuns(expired.flatMap(({ runId, wake }) => (wake === null ? [] : [{ tenant, runId, wake }])));
@@ -64,6 +78,12 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
         return;
       }
     }
+  }
+
+  private async enqueueQueuedSince(tenant: string, fromMs: number): Promise<void> {
+    const runIds = await this.store.inflight.since(tenant, fromMs, BATCH);
+    const wakes = await Promise.all(runIds.map((runId) => this.store.runs.queuedWake(tenant, runId)));
+    await this.queues.enqueueRuns(runIds.flatMap((runId, i) => (wakes[i] === null ? [] : [{ tenant, runId, wake: wakes[i] }])));
   }
 
   private observe(tenant: string, expired: Expired[]): void {
