@@ -1,6 +1,5 @@
+import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
-
-const call = (name: string, input: Record<string, unknown>) => ({ tool_calls: [{ name, input }] });
 
 /**
  * Within a tenant's limits, one user's: runs started for one owner and messages sent by one user per
@@ -13,14 +12,7 @@ describe('per-user limits within a tenant', () => {
   beforeAll(async () => {
     stack = await TestStack.start({
       overrides: { limitRunsPerMinute: 20, limitUserRunsPerMinute: 2, limitConcurrentRuns: 0, limitMessagesPerMinute: 20, limitUserMessagesPerMinute: 2 },
-      agentsDir: writeAgents([
-        {
-          name: 'asker',
-          model: { provider: 'scripted', turns: [call('ask_user_text', { question: 'Anyone there?' }), call('finish', { summary: 'done' })] },
-          tools: ['ask_user_text', 'finish'],
-          limits: { max_iterations: 5, interaction_timeout_secs: 0 },
-        },
-      ]),
+      agentsDir: writeAgents([askerAgent()]),
     });
   });
 

@@ -78,6 +78,10 @@ export class RunControl {
       }
       const open = run.pendingInteractionId && run.waitReason ? { id: run.pendingInteractionId, waitReason: run.waitReason } : null;
       const result = await this.store.runs.cancel(this.targetOf(run), by, open);
+      if (result.status === 'already' && result.runStatus === 'missing') {
+        // Gone since the read above (its retention ran out).
+        return { status: 'missing' };
+      }
       if (result.status !== 'stale') {
         await this.afterStop(run, result, by);
         return result;

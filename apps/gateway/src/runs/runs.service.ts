@@ -177,10 +177,6 @@ export class RunsService {
       case 'stale':
         throw new ConflictError(`run ${runId} kept changing; try again`);
       case 'already':
-        if (result.runStatus === 'missing') {
-          // Gone after the read above (its retention ran out).
-          throw new NotFoundError('run', runId);
-        }
         // It ended after the read above (another stop, or its own end): this stop changed nothing.
         throw new ConflictError(`run ${runId} has already ended (${result.runStatus})`, { status: result.runStatus });
       case 'missing':

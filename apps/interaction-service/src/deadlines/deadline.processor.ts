@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job } from 'bullmq';
 import { DeadlineJobSchema, QUEUES, jobIds, parseOrThrow, type DeadlineJob } from '@parley/contracts';
 import { ReplyLostError, metrics, type ParleyConfig } from '@parley/platform';
-import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, type Expired } from '@parley/store';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl, type Expired } from '@parley/store';
 
 /** Interactions expired per script call; their resume jobs go to the queue in one round trip. */
 const BATCH = 200;
@@ -27,6 +27,7 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
     private readonly store: ParleyStore,
     private readonly queues: ParleyQueues,
+    private readonly control: RunControl,
   ) {
     super(QUEUES.deadlines, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 8 });
   }
@@ -64,7 +65,8 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
         // The batch may have run, its reply lost: the runs it woke would wait queued without a job
         // until the sweeper. Every run that went in flight since gets its job now (a no-op for one
         // that has it), and the next batch is read.
-        await this.enqueueQueuedSince(tenant, startedAt);
+        const runIds = await this.store.inflight.since(tenant, startedAt, BATCH);
+        await Promise.all(runIds.map((runId) => this.control.ensureQueued(tenant, runId)));
         continue;
       }
       const { expired, dropped } = batch;
@@ -78,12 +80,6 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
         return;
       }
     }
-  }
-
-  private async enqueueQueuedSince(tenant: string, fromMs: number): Promise<void> {
-    const runIds = await this.store.inflight.since(tenant, fromMs, BATCH);
-    const wakes = await Promise.all(runIds.map((runId) => this.store.runs.queuedWake(tenant, runId)));
-    await this.queues.enqueueRuns(runIds.flatMap((runId, i) => (wakes[i] === null ? [] : [{ tenant, runId, wake: wakes[i] }])));
   }
 
   private observe(tenant: string, expired: Expired[]): void {

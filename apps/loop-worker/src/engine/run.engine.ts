@@ -256,7 +256,7 @@ export class RunEngine {
     ];
     const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
     if (turn.stopReason === 'max_tokens') {
-      return this.cutOff(lease, run, entry, events, conversation.iterations, turn.stopReason);
+      return this.cutOff(lease, run, entry, events, conversation.iterations);
     }
     const hopeless = HOPELESS_STOPS[turn.stopReason];
     if (hopeless) {
@@ -329,11 +329,11 @@ export class RunEngine {
    * partial JSON is read as far as it goes), so none of its calls runs: each gets an error result
    * saying so. A cut-off reply without calls is not the run's end: the model is told to go on.
    */
-  private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number, why: string): Promise<AdvanceOutcome | null> {
-    const entries = withCallsRefused(turn, events, why);
+  private async cutOff(lease: Lease, run: Run, turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], iteration: number): Promise<AdvanceOutcome | null> {
+    const entries = withCallsRefused(turn, events, 'max_tokens');
     if (turn.toolCalls.length === 0) {
       const messageId = `cut-off-${iteration}`;
-      entries.push({ type: 'user_message', messageId, text: `Your reply was cut off (stop reason: ${why}). Go on from where it stopped, more briefly.`, by: { kind: 'system' }, at: turn.at });
+      entries.push({ type: 'user_message', messageId, text: 'Your reply was cut off at its output limit (max_tokens). Go on from where it stopped, more briefly.', by: { kind: 'system' }, at: turn.at });
       events.push({ type: 'message.injected', data: { messageIds: [messageId] } });
     }
     return this.appendedOrStopped(lease, run, await this.resources.logs.append(lease, entries, events));
