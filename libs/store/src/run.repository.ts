@@ -166,7 +166,7 @@ export class RunRepository {
     const renewed = await this.ctx.scripts.run(
       'renewLease',
       [this.ctx.keys.run(lease.tenant, lease.runId)],
-      [lease.token, Date.now(), this.ctx.options.leaseMs],
+      [lease.token, this.ctx.options.leaseMs],
     );
     return renewed === 1;
   }

@@ -61,13 +61,16 @@ end
 return result
 `;
 
-// Read together with the scripts, not at import: a script and the prologue it calls come from the same files.
-function source(file: string, prologue: string): string {
+// Read together with the scripts, not at import: a script and the includes it calls come from the same files.
+function source(file: string, clock: string, prologue: string): string {
   const body = readFileSync(join(DIR, file), 'utf8');
   // Scripts that change state and emit events share the prologue (see includes/emit.lua), and
   // publish their events in one message once the body has returned, from wherever it returns, or
   // raised (Redis keeps what a failed script wrote before its error: its events are in the stream).
-  return body.includes('emit prologue') ? `${prologue}\nlocal function body()\n${body}\nend\n${WRAPPED_END}` : body;
+  if (body.includes('emit prologue')) {
+    return `${clock}\n${prologue}\nlocal function body()\n${body}\nend\n${WRAPPED_END}`;
+  }
+  return body.includes('leaseClockMs()') ? `${clock}\n${body}` : body;
 }
 
 /**
@@ -79,11 +82,12 @@ export class Scripts {
 
   constructor(redis: RedisClient) {
     const commands: Partial<Record<ScriptName, ScriptFn>> = {};
+    const clock = readFileSync(join(DIR, 'includes', 'clock.lua'), 'utf8');
     const prologue = readFileSync(join(DIR, 'includes', 'emit.lua'), 'utf8');
     for (const [name, { file, keys }] of Object.entries(SCRIPTS) as Array<[ScriptName, { file: string; keys: number }]>) {
       const command = `parley_${name}`;
       if (!(command in redis)) {
-        redis.defineCommand(command, { lua: source(file, prologue), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
+        redis.defineCommand(command, { lua: source(file, clock, prologue), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
       }
       const fn = (redis as unknown as Record<string, ScriptFn>)[command];
       commands[name] = (...args: Arg[]) => fn.apply(redis, args);

@@ -45,7 +45,6 @@ export class RedisWorkspace implements WorkspacePort, ShellWorkspace {
         token,
         effectId,
         this.maxWorkspaceBytes,
-        Date.now(),
         this.ctx.options.leaseMs,
         result,
         changes.writes.length,
@@ -69,7 +68,7 @@ export class RedisWorkspace implements WorkspacePort, ShellWorkspace {
     const [status, detail] = (await this.ctx.scripts.run(
       'workspaceEffect',
       [this.ctx.keys.run(tenant, runId), this.key, this.ctx.keys.effects(tenant, runId)],
-      [token, effectId, op, path, content, this.maxWorkspaceBytes, Date.now(), this.ctx.options.leaseMs],
+      [token, effectId, op, path, content, this.maxWorkspaceBytes, this.ctx.options.leaseMs],
     )) as [string, string?];
     return this.outcome(status, detail);
   }

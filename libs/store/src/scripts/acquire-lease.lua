@@ -8,7 +8,8 @@
 --   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
 -- The run (and the part of its log the worker lacks) comes back with the lease, so that the
--- worker's first round trip is this one.
+-- worker's first round trip is this one. Leases are timed on Redis's clock (includes/clock.lua).
+local leaseNowMs = leaseClockMs()
 local run = redis.call('HMGET', KEYS[4], 'status', 'owner', 'parentRunId')
 local status = run[1]
 if not status then
@@ -16,8 +17,8 @@ if not status then
 end
 if status == 'running' then
   local untilMs = tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0')
-  if untilMs > NOW_MS then
-    return {'busy', tostring(untilMs - NOW_MS)}
+  if untilMs > leaseNowMs then
+    return {'busy', tostring(untilMs - leaseNowMs)}
   end
 elseif status ~= 'queued' then
   return {'idle', status, run[3] or ''}
@@ -25,7 +26,7 @@ end
 if OWNER == '' then
   OWNER = run[2]
 end
-redis.call('HSET', KEYS[4], 'status', 'running', 'lease', ARGV[8], 'leaseUntil', NOW_MS + tonumber(ARGV[9]), 'updatedAt', AT_MS)
+redis.call('HSET', KEYS[4], 'status', 'running', 'lease', ARGV[8], 'leaseUntil', leaseNowMs + tonumber(ARGV[9]), 'updatedAt', AT_MS)
 if ARGV[10] and ARGV[10] ~= '' then
   redis.call('HSET', KEYS[4], 'worker', ARGV[10])
 end

@@ -20,7 +20,7 @@ if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
   return {'lost'}
 end
 if ARGV[8] == '' and (status == 'waiting'
-    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > NOW_MS)
+    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > leaseClockMs())
     or (ARGV[17] ~= '' and (redis.call('HGET', KEYS[4], 'wake') or '0') ~= ARGV[17])) then
   return {'lost'}
 end

@@ -1,9 +1,9 @@
 -- workspace-commit: apply a batch of workspace writes and deletes (what a shell command changed)
 -- together, once per effect id, fenced by the run lease; records the tool's result with it.
 -- KEYS[1] run hash  KEYS[2] workspace hash (path -> content)  KEYS[3] applied effects hash (effect id -> result)
--- ARGV[1] lease token  ARGV[2] effect id  ARGV[3] max workspace bytes  ARGV[4] now (epoch ms)
--- ARGV[5] lease length (ms)  ARGV[6] result to record  ARGV[7] number of writes N
--- ARGV[8 .. 7+2N] pairs of path, content to write  ARGV[8+2N ..] paths to delete
+-- ARGV[1] lease token  ARGV[2] effect id  ARGV[3] max workspace bytes
+-- ARGV[4] lease length (ms), from now on Redis's clock  ARGV[5] result to record  ARGV[6] number of writes N
+-- ARGV[7 .. 6+2N] pairs of path, content to write  ARGV[7+2N ..] paths to delete
 -- Result: {'applied', result} | {'replayed', first result} | {'rejected', reason} (nothing changed) | {'lost'}
 if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then
   return {'lost'}
@@ -12,12 +12,12 @@ local done = redis.call('HGET', KEYS[3], ARGV[2])
 if done then
   return {'replayed', done}
 end
-redis.call('HSET', KEYS[1], 'leaseUntil', tonumber(ARGV[4]) + tonumber(ARGV[5]))
-local writes = tonumber(ARGV[7])
-local firstDelete = 8 + 2 * writes
+redis.call('HSET', KEYS[1], 'leaseUntil', leaseClockMs() + tonumber(ARGV[4]))
+local writes = tonumber(ARGV[6])
+local firstDelete = 7 + 2 * writes
 local total = tonumber(redis.call('HGET', KEYS[1], 'wsBytes') or '0')
 local before = total
-for i = 8, firstDelete - 1, 2 do
+for i = 7, firstDelete - 1, 2 do
   total = total - redis.call('HSTRLEN', KEYS[2], ARGV[i]) + #ARGV[i + 1]
 end
 for i = firstDelete, #ARGV do
@@ -28,12 +28,12 @@ end
 if total > tonumber(ARGV[3]) and total > before then
   return {'rejected', 'workspace full: the changes would make ' .. total .. ' bytes, over the limit of ' .. ARGV[3]}
 end
-for i = 8, firstDelete - 1, 2 do
+for i = 7, firstDelete - 1, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
 end
 for i = firstDelete, #ARGV do
   redis.call('HDEL', KEYS[2], ARGV[i])
 end
 redis.call('HSET', KEYS[1], 'wsBytes', total)
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[6])
-return {'applied', ARGV[6]}
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[5])
+return {'applied', ARGV[5]}

@@ -1,7 +1,7 @@
 -- workspace-effect: apply a workspace write or delete once per effect id, fenced by the run lease.
 -- KEYS[1] run hash  KEYS[2] workspace hash (path -> content)  KEYS[3] applied effects hash (effect id -> result)
 -- ARGV[1] lease token  ARGV[2] effect id  ARGV[3] 'write' | 'delete'  ARGV[4] path  ARGV[5] content ('' for delete)
--- ARGV[6] max workspace bytes  ARGV[7] now (epoch ms)  ARGV[8] lease length (ms)
+-- ARGV[6] max workspace bytes  ARGV[7] lease length (ms), from now on Redis's clock
 -- Result: {'applied', result JSON} | {'replayed', result JSON} | {'rejected', reason} | {'lost'}
 if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then
   return {'lost'}
@@ -10,7 +10,7 @@ local done = redis.call('HGET', KEYS[3], ARGV[2])
 if done then
   return {'replayed', done}
 end
-redis.call('HSET', KEYS[1], 'leaseUntil', tonumber(ARGV[7]) + tonumber(ARGV[8]))
+redis.call('HSET', KEYS[1], 'leaseUntil', leaseClockMs() + tonumber(ARGV[7]))
 local path = ARGV[4]
 local before = redis.call('HSTRLEN', KEYS[2], path)
 local existed = redis.call('HEXISTS', KEYS[2], path) == 1

@@ -100,8 +100,8 @@ local SEQ_EPOCH_S = 1767225600
 local lastSeq, seqFloor = nil, nil
 local function nextSeq()
   if not lastSeq then
-    local now = redis.call('TIME')
-    seqFloor = (tonumber(now[1]) - SEQ_EPOCH_S) * 100000 + math.floor(tonumber(now[2]) / 10)
+    local seconds, micros = redisTime()
+    seqFloor = (seconds - SEQ_EPOCH_S) * 100000 + math.floor(micros / 10)
     lastSeq = tonumber(redis.call('GET', KEYS[1]) or '0')
   end
   local previous = lastSeq
