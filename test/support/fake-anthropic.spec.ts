@@ -79,6 +79,18 @@ describe('validateMessagesRequest', () => {
     ['an unknown role', { ...base, messages: [{ role: 'robot', content: 'hi' }] }],
     ['a block without type', { ...base, messages: [{ role: 'user', content: [{ text: 'hi' }] }] }],
     ['a tool without schema', { ...base, tools: [{ name: 'x' }] }],
+    [
+      'tool blocks without tools',
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'x', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }] },
+        ],
+      },
+    ],
+    ['an unknown tool_choice', { ...base, tools: [{ name: 'x', input_schema: { type: 'object' } }], tool_choice: { type: 'never' } }],
   ])('rejects %s', (_case, body) => {
     expect(validateMessagesRequest(body)).toMatchObject([{ kind: 'invalid_request' }]);
   });
@@ -150,6 +162,7 @@ describe('startFakeAnthropic', () => {
         model: 'claude-test',
         max_tokens: 10,
         messages: [user(text('go')), assistant(toolUse('a')), user(text('no result'))],
+        tools: [{ name: 'read_file', input_schema: { type: 'object' } }],
       }),
     });
 

@@ -157,6 +157,13 @@ export function validateMessagesRequest(body: unknown, options: { apiVersion?: s
       return invalid(`messages.${index}.content: Input should be a string or a list of content blocks`);
     }
   }
+  const toolBlocks = messages.some((message) => isRecord(message) && Array.isArray(message.content) && (message.content as unknown[]).some((block) => isRecord(block) && (block.type === 'tool_use' || block.type === 'tool_result')));
+  if (toolBlocks && !(Array.isArray(body.tools) && body.tools.length > 0)) {
+    return invalid('Requests which include `tool_use` or `tool_result` blocks must define tools.');
+  }
+  if (body.tool_choice !== undefined && !(isRecord(body.tool_choice) && ['auto', 'any', 'tool', 'none'].includes(String(body.tool_choice.type)))) {
+    return invalid("tool_choice: Input tag should be 'auto', 'any', 'tool' or 'none'");
+  }
   if (body.tools !== undefined) {
     if (!Array.isArray(body.tools)) {
       return invalid('tools: Input should be a valid list');

@@ -59,6 +59,21 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
     expect(fake.violations).toEqual([]);
   });
 
+  it('declares the tools a history calls, and asks for no call, when none is offered any more', async () => {
+    const { fake, adapter } = await setup({ responder: () => ({ text: 'Done without tools.' }) });
+    const messages: ModelMessage[] = [
+      { role: 'user', content: [{ type: 'text', text: 'What is in notes/a.txt?' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'notes/a.txt' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'hello' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_2', name: 'read_file', input: { path: 'notes/b.txt' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'hi' }] },
+    ];
+    const turn = await adapter.complete({ system: '', messages, tools: [] });
+    expect(turn).toMatchObject({ text: 'Done without tools.', toolCalls: [], stopReason: 'end_turn' });
+    expect(fake.requests[0]).toMatchObject({ tools: [{ name: 'read_file', input_schema: { type: 'object' } }], tool_choice: { type: 'none' } });
+    expect(fake.violations).toEqual([]);
+  });
+
   it('completes a tool_use -> tool_result round trip over two calls', async () => {
     const { fake, adapter } = await setup({
       responder: (body, callIndex) =>

@@ -48,7 +48,7 @@ export class AnthropicModelAdapter implements ModelAdapter {
       max_tokens: this.options.max_tokens,
       messages: withCacheBreakpoints(request.messages),
       ...(request.system === '' ? {} : { system: [{ type: 'text', text: request.system, cache_control: CACHED }] }),
-      ...(request.tools.length === 0 ? {} : { tools: request.tools.map((tool, i) => toTool(tool, i === request.tools.length - 1)) }),
+      ...toolParams(request),
     };
     const stream = this.client.messages.stream(params, { signal: request.signal });
 
@@ -112,6 +112,24 @@ const CACHED = { type: 'ephemeral' } as const;
 
 function toTool(tool: ModelRequest['tools'][number], cached: boolean): Tool {
   return { name: tool.name, description: tool.description, input_schema: tool.input_schema as Tool.InputSchema, ...(cached ? { cache_control: CACHED } : {}) };
+}
+
+/**
+ * The offered tools. With none offered (an operator took the agent's tools away mid-run, a stage
+ * denies them all), a history that holds tool calls still needs tool definitions: the API refuses
+ * `tool_use` and `tool_result` blocks in a request without them (400). The tools the history names
+ * are then declared again and the model is told to call none.
+ */
+function toolParams(request: ModelRequest): Pick<MessageCreateParamsBase, 'tools' | 'tool_choice'> {
+  if (request.tools.length > 0) {
+    return { tools: request.tools.map((tool, i) => toTool(tool, i === request.tools.length - 1)) };
+  }
+  const used = new Set(request.messages.flatMap((message) => message.content.flatMap((block) => (block.type === 'tool_use' ? [block.name] : []))));
+  if (used.size === 0) {
+    return {};
+  }
+  const tools = [...used].map((name) => ({ name, description: 'No longer offered: do not call it.', input_schema: { type: 'object' as const } }));
+  return { tools, tool_choice: { type: 'none' } };
 }
 
 function withCacheBreakpoints(messages: ModelMessage[]): MessageParam[] {
