@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Queue } from 'bullmq';
 import { QUEUES } from '@parley/contracts';
 import { createRedis, type RedisClient } from '@parley/platform';
-import { RedisKeys, hgetallEach, zaddEach } from '@parley/store';
+import { RedisKeys, hgetallEach, lowestScoreEach, zaddEach } from '@parley/store';
 import { describeMultiProcess } from '../harness/multi-process.scenario';
 import { askerAgent, quickAgent } from '../support/agents';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
@@ -173,7 +173,10 @@ describe('cluster: the in-process stack', () => {
     expect(hashes).toEqual(tenants.map((_, i) => ({ parked: String(i) })));
     for (const [i, tenant] of tenants.entries()) {
       expect(await redis.zrange(keys.tenantSockets(tenant), '0', '-1', 'WITHSCORES')).toEqual([`socket-of-${tenant}`, String(i)]);
-    }
+    }    // The lowest score of each, a missing key's as null, a hash's read as its own error.
+    const lowest = await lowestScoreEach(redis, [...tenants.map((tenant) => keys.tenantSockets(tenant)), keys.tenantSockets('nobody'), keys.gauges(tenants[0])]);
+    expect(lowest.slice(0, tenants.length + 1)).toEqual([...tenants.map((_, i) => i), null]);
+    expect(String(lowest.at(-1))).toMatch(/WRONGTYPE/);
   });
 
   it("webhooks of two tenants (streams on different slots) get their own tenant's events", async () => {

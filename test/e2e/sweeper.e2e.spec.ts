@@ -69,6 +69,13 @@ describe('sweeper', () => {
   /** One loop-worker at most: a second start would leave the first running past close(). */
   const ensureWorker = async () => (stack.worker ? undefined : stack.startWorker());
 
+  /** Dates the run's last change, and its entry in the in-flight index, a minute back: queued that long, as behind a slow fleet. */
+  async function queuedAMinute(runId: string): Promise<void> {
+    const stale = Date.now() - 60_000;
+    await stack.redis.hset(runKey(runId), 'updatedAt', String(stale));
+    expect(await stack.redis.zadd(keys.inflightRuns(tenant()), 'XX', 'CH', stale, runId)).toBe(1);
+  }
+
   /** Starts a run while no worker runs and deletes its job: a queued run with no job, as a crash leaves it. */
   async function queuedWithoutJob(): Promise<{ runId: string; jobId: string }> {
     await stack.stopWorker();
@@ -113,9 +120,7 @@ describe('sweeper', () => {
     await stack.stopWorker();
     const waiting = [await stack.startRun('quick'), await stack.startRun('quick')];
     const finished = await stack.startRun('quick');
-    // Queued for longer than the grace, as behind a slow worker fleet.
-    const stale = String(Date.now() - 60_000);
-    await Promise.all([...waiting, finished].map((runId) => stack.redis.hset(runKey(runId), 'updatedAt', stale)));
+    await Promise.all([...waiting, finished].map(queuedAMinute));
     // One run's job finished while the run stayed queued (what a Redis restart from an older AOF leaves).
     const finishedJob = jobIds.run({ tenant: tenant(), runId: finished, wake: 0 });
     await stack.redis.hset(`${keys.bullPrefix()}:runs:${finishedJob}`, 'finishedOn', Date.now());
@@ -155,7 +160,7 @@ describe('sweeper', () => {
     const jobKey = `${keys.bullPrefix()}:runs:${jobId}`;
     await stack.redis.hset(jobKey, 'timestamp', Date.now(), 'name', 'advance', 'data', '{}', 'finishedOn', Date.now(), 'failedReason', 'the last attempt broke');
     await stack.redis.zadd(`${keys.bullPrefix()}:runs:failed`, Date.now(), jobId);
-    await stack.redis.hset(runKey(runId), 'updatedAt', String(Date.now() - 60_000));
+    await queuedAMinute(runId);
     await waitFor(async () => (await stack.redis.hget(runKey(runId), 'status')) === 'failed', { message: 'the sweeper to mark the run failed' });
     expect(await stack.redis.hmget(runKey(runId), 'endReason', 'error')).toEqual(['internal_error', 'the last attempt broke']);
     expect(await queues.runs.getJobState(jobId)).toBe('failed');
@@ -167,7 +172,7 @@ describe('sweeper', () => {
     await sweeperQueue.close();
 
     const { runId, jobId } = await queuedWithoutJob();
-    await stack.redis.hset(runKey(runId), 'updatedAt', String(Date.now() - 60_000));
+    await queuedAMinute(runId);
     // Another tenant whose in-flight index is not a sorted set: its sweep fails.
     const broken = keys.inflightRuns('broken');
     await stack.redis.sadd(keys.tenants(), 'broken');
@@ -206,8 +211,11 @@ describe('sweeper', () => {
     await stack.stopWorker();
     const queued = await stack.startRun('quick');
     expect(await inflight(queued)).not.toBeNull();
+    // Queued within the grace: the tenant is not even swept.
+    expect(await stack.interactions!.get(RunSweeper).sweep()).toMatchObject({ tenants: 1, swept: 0, runsChecked: 0 });
+    await queuedAMinute(queued);
     const counts = await stack.interactions!.get(RunSweeper).sweep();
-    expect(counts).toMatchObject({ runsChecked: 1, requeued: 0, revived: 0, deadlines: 0 });
+    expect(counts).toMatchObject({ tenants: 1, swept: 1, runsChecked: 1, requeued: 0, revived: 0, deadlines: 0 });
     await ensureWorker();
     await stack.waitForStatus(queued, 'finished');
     expect(await inflight(queued)).toBeNull();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { hgetallEach, zaddEach } from './many-keys';
+import { hgetallEach, lowestScoreEach, zaddEach } from './many-keys';
 
 /** Against a real single Redis (the cluster case is in test/e2e/cluster.e2e.spec.ts), keys of its own. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -36,5 +36,17 @@ describe('a command over many keys on a single Redis', () => {
     expect(await redis.zrange(keys[3], '0', '-1', 'WITHSCORES')).toEqual(['a', '1', 'b', '2']);
     expect(await redis.zrange(keys[4], '0', '-1', 'WITHSCORES')).toEqual(['c', '5']);
     await expect(zaddEach(redis, [{ key: keys[0], pairs: [1, 'x'] }])).rejects.toThrow(/WRONGTYPE/);
+  });
+
+  it("reads each sorted set's lowest score in one pipeline: null when empty, the error of one key for that key alone", async () => {
+    await redis.zadd(keys[3], 1, 'a', 2, 'b');
+    const pipelines = jest.spyOn(redis, 'pipeline');
+    pipelines.mockClear();
+    const [lowest, wrongType, missing] = await lowestScoreEach(redis, [keys[3], keys[0], `${prefix}:missing`]);
+    expect(pipelines).toHaveBeenCalledTimes(1);
+    expect(lowest).toBe(1);
+    expect(wrongType).toBeInstanceOf(Error);
+    expect(String(wrongType)).toMatch(/WRONGTYPE/);
+    expect(missing).toBeNull();
   });
 });

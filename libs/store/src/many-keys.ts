@@ -28,6 +28,20 @@ export async function zaddEach(redis: RedisClient, adds: Array<{ key: string; pa
   repliesOf(await pipeline.exec());
 }
 
+/** The lowest score in each sorted set, null for an empty or missing one, or the error its read got (one key's failure is its own). */
+export async function lowestScoreEach(redis: RedisClient, keys: string[]): Promise<Array<number | null | Error>> {
+  const lowest = (reply: unknown): number | null => {
+    const pair = reply as string[];
+    return pair.length < 2 ? null : Number(pair[1]);
+  };
+  if (redis instanceof Cluster) {
+    return Promise.all(keys.map((key) => redis.zrange(key, '0', '0', 'WITHSCORES').then(lowest, (error: unknown) => (error instanceof Error ? error : new Error(String(error))))));
+  }
+  const pipeline = redis.pipeline();
+  keys.forEach((key) => pipeline.zrange(key, '0', '0', 'WITHSCORES'));
+  return ((await pipeline.exec()) ?? []).map(([error, reply]) => error ?? lowest(reply));
+}
+
 /** A pipeline's replies; the first failed command's error is thrown, as one command's would be. */
 function repliesOf<T>(replies: Array<[Error | null, unknown]> | null): T[] {
   return (replies ?? []).map(([error, reply]) => {

@@ -2,12 +2,23 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { Queue, type Job } from 'bullmq';
 import { jobIds } from '@parley/contracts';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
-import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyQueues, ParleyStore, QUEUE_REDIS, QueueProcessor, RunControl, msOf, settlesWithin } from '@parley/store';
+import {
+  CLOSE_BOUND_MS,
+  PARLEY_CONFIG,
+  ParleyQueues,
+  ParleyStore,
+  QUEUE_REDIS,
+  QueueProcessor,
+  RunControl,
+  lowestScoreEach,
+  msOf,
+  settlesWithin,
+} from '@parley/store';
 
 export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
 
-/** Run and job lookups per pipeline. */
+/** Run and job lookups, and tenants triaged, per pipeline. */
 const LOOKUP_BATCH = 1000;
 /** Tenants swept at once: each costs a few round trips, which a deployment of many tenants must not pay one after another. */
 const TENANTS_AT_ONCE = 16;
@@ -21,6 +32,8 @@ type JobStanding = 'live' | 'completed' | 'failed' | 'none';
 
 export interface SweepCounts {
   tenants: number;
+  /** Of those, tenants with something old enough to be stuck, swept. */
+  swept: number;
   runsChecked: number;
   /** Queued runs whose job was gone, enqueued again. */
   requeued: number;
@@ -43,11 +56,14 @@ export interface SweepCounts {
  * while its sub-agents were not stopped yet. Every repair is an idempotent enqueue or stop, so a
  * sweep that races a worker or another sweep changes nothing.
  *
- * Cost per sweep: one SMEMBERS of the deployment's tenants, then per tenant its in-flight runs
+ * Cost per sweep: one SMEMBERS of the deployment's tenants, then a triage of 1,000 tenants per
+ * round trip: the oldest entry of each one's in-flight runs, open deadlines and unfinished cascades.
+ * Only a tenant with something older than the grace (two leases) is swept: its in-flight runs
  * (queued or running, however they were started; parked runs are not in flight, so the cost does
- * not grow with them) a page of 1,000 at a time with one pipelined HMGET each, and one read of its
- * earliest deadline and of its unfinished cascades, 16 tenants at a time, each on its own: one that
- * fails is logged and counted, the others are swept. Job lookups happen only for runs that look stuck.
+ * not grow with them) a page of 1,000 at a time with one pipelined HMGET each, its earliest deadline
+ * and its cascades, 16 tenants at a time, each on its own: one that fails is logged and counted, the
+ * others are swept. So a deployment of many quiet or healthy tenants costs three commands per
+ * tenant, pipelined. Job lookups happen only for runs that look stuck.
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -98,13 +114,38 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
   }
 
   async sweep(now = Date.now()): Promise<SweepCounts> {
-    const counts: SweepCounts = { tenants: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0, failed: 0, errors: 0 };
+    const counts: SweepCounts = { tenants: 0, swept: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0, failed: 0, errors: 0 };
     const tenants = await this.store.ctx.redis.smembers(this.store.ctx.keys.tenants());
+    counts.tenants = tenants.length;
+    for (let start = 0; start < tenants.length; start += LOOKUP_BATCH) {
+      await this.sweepTenants(await this.needingSweep(tenants.slice(start, start + LOOKUP_BATCH), now), now, counts);
+    }
+    return counts;
+  }
+
+  /**
+   * The tenants with an in-flight run, an open deadline or an unfinished cascade older than the grace:
+   * younger ones cannot be stuck yet (a run enters the in-flight index when it becomes queued or
+   * running, and both its `updatedAt` and its lease start then). A tenant whose read failed is
+   * swept all the same, and its sweep reports the failure.
+   */
+  private async needingSweep(tenants: string[], now: number): Promise<string[]> {
+    const { redis, keys } = this.store.ctx;
+    const before = now - this.graceMs;
+    const lowest = await lowestScoreEach(
+      redis,
+      tenants.flatMap((tenant) => [keys.inflightRuns(tenant), keys.openInteractions(tenant), keys.cascades(tenant)]),
+    );
+    // (An interaction without a deadline scores far in the future: never old enough.)
+    return tenants.filter((_tenant, i) => lowest.slice(3 * i, 3 * i + 3).some((score) => score instanceof Error || (score !== null && score <= before)));
+  }
+
+  private async sweepTenants(tenants: string[], now: number, counts: SweepCounts): Promise<void> {
     let next = 0;
     const sweeper = async (): Promise<void> => {
       while (next < tenants.length) {
         const tenant = tenants[next++];
-        counts.tenants += 1;
+        counts.swept += 1;
         try {
           await this.sweepTenant(tenant, now, counts);
         } catch (error) {
@@ -115,7 +156,6 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
       }
     };
     await Promise.all(Array.from({ length: Math.min(TENANTS_AT_ONCE, tenants.length) }, sweeper));
-    return counts;
   }
 
   private async sweepTenant(tenant: string, now: number, counts: SweepCounts): Promise<void> {
