@@ -14,7 +14,7 @@ const BATCH = 100;
 const BLOCK_MS = 30_000;
 /** A consumer that has nothing pending and has not read for this long is removed from the group. */
 const DEAD_CONSUMER_MS = 3600_000;
-/** How soon a tenant whose read failed (not NOGROUP) is read again. */
+/** How soon a tenant whose read or routing failed (not NOGROUP) is read again. */
 const RETRY_MS = 1000;
 /**
  * Every message starts like this (includes/emit.lua: an array of one tenant's events, or one event
@@ -33,8 +33,9 @@ const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
  * subscriber reconnects, so a (re)subscribe, a tenant list change and every housekeeping pass
  * read every tenant once. A second connection blocks on the control stream: when an endpoint is
  * created or changed it refreshes the tenant list. Entries are acknowledged only after their
- * delivery jobs are queued; entries a dead process left unacknowledged are taken over (XAUTOCLAIM)
- * at start and then periodically.
+ * delivery jobs are queued. Entries this process read but could not route (Redis failed under it)
+ * are read again from its pending entries a second later, before anything newer of that tenant;
+ * entries a dead process left unacknowledged are taken over (XAUTOCLAIM) at start and then periodically.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -45,6 +46,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private tenants = new Set<string>();
   /** Tenants whose streams may hold entries not read yet, oldest mark first. */
   private readonly due = new Set<string>();
+  /** Tenants that may have entries pending with this consumer, read but not routed (a read or a routing failed). */
+  private readonly stranded = new Set<string>();
   private draining?: Promise<void>;
   private stopped = false;
   private subscribedOnce = false;
@@ -127,7 +130,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       }
       try {
         if (await this.readTenant(tenant)) {
-          // A full batch: there may be more. Marked again, behind the tenants already due.
+          // There may be more (a full batch, or new entries after the pending ones). Marked again, behind the tenants already due.
           this.due.add(tenant);
         }
       } catch (error) {
@@ -137,20 +140,31 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         if (String(error).includes('NOGROUP')) {
           await this.createMissingGroups([tenant]);
         } else {
-          this.logger.warn(`reading the event stream of tenant ${tenant}: ${String(error)}`);
+          this.logger.warn(`reading or routing the events of tenant ${tenant}: ${String(error)}`);
           this.retryLater(tenant);
         }
       }
     }
   }
 
-  /** Reads and routes one batch of the tenant's new entries; true when the batch was full. */
+  /**
+   * Reads and routes one batch of the tenant's entries: after a failure, those pending with this
+   * consumer first (id 0), else new ones; true when there may be more to read now.
+   */
   private async readTenant(tenant: string): Promise<boolean> {
     const stream = this.store.ctx.keys.tenantEvents(tenant);
-    const reply: StreamReply | null = await this.store.ctx.redis.xreadgroup('GROUP', WEBHOOK_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', stream, '>');
+    const pendingFirst = this.stranded.has(tenant);
+    // Until this batch is routed and acknowledged: should the read or the routing fail, what it
+    // took stays pending with this consumer, and the retry reads that again before anything newer.
+    this.stranded.add(tenant);
+    const reply: StreamReply | null = await this.store.ctx.redis.xreadgroup('GROUP', WEBHOOK_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', stream, pendingFirst ? '0' : '>');
     const entries = reply?.[0]?.[1] ?? [];
     await this.handle(tenant, stream, entries);
-    return entries.length >= BATCH;
+    const full = entries.length >= BATCH;
+    if (!(pendingFirst && full)) {
+      this.stranded.delete(tenant);
+    }
+    return full || pendingFirst;
   }
 
   private retryLater(tenant: string): void {
@@ -194,14 +208,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.setTenants(await this.webhooks.subscriptions.tenants());
   }
 
-  /** Routes a batch of one tenant's entries and acknowledges the ones routed. */
+  /** Routes a batch of one tenant's entries in order and acknowledges the ones routed; throws at the first that fails. */
   private async handle(tenant: string, stream: string, entries: Entry[]): Promise<void> {
     if (entries.length === 0) {
       return;
     }
-    const endpoints = await this.webhooks.endpoints.list(tenant);
     const done: string[] = [];
     try {
+      const endpoints = await this.webhooks.endpoints.list(tenant);
       for (const [id, fields] of entries) {
         const event = eventFromEntry(tenant, [id, fields]);
         if (event) {
@@ -212,9 +226,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         }
         done.push(id);
       }
-    } catch (error) {
-      // Left pending: taken over once idle, by this process or another.
-      this.logger.warn(`routing events of tenant ${tenant}: ${String(error)}`);
     } finally {
       if (done.length > 0) {
         await this.store.ctx.redis.xack(stream, WEBHOOK_GROUP, ...done);
@@ -265,11 +276,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         throw error;
       }
       cursor = reply[0];
-      await this.handle(
-        tenant,
-        stream,
-        reply[1].filter(([, fields]) => fields !== null),
-      );
+      try {
+        await this.handle(
+          tenant,
+          stream,
+          reply[1].filter(([, fields]) => fields !== null),
+        );
+      } catch (error) {
+        // Claimed, so pending with this consumer now: read again from there in a second.
+        this.logger.warn(`routing the events of tenant ${tenant} taken over: ${String(error)}`);
+        this.stranded.add(tenant);
+        this.retryLater(tenant);
+        return;
+      }
     } while (cursor !== '0-0' && !this.stopped);
   }
 
