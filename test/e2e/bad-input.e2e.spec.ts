@@ -332,7 +332,7 @@ describe('unknown and malformed ids, queries and routes', () => {
 });
 
 describe('path parameters', () => {
-  it('refuses a member on an admin-only route before reading its path (403, not 400), writing nothing', async () => {
+  it('refuses a member on an admin-only route before reading its path, query or body (403, not 400), writing nothing', async () => {
     const before = await settled();
     const member = stack.token(ALICE);
     for (const [method, path, body] of [
@@ -341,6 +341,11 @@ describe('path parameters', () => {
       ['POST', '/v1/approvals/bad!id/claim', undefined],
       ['DELETE', '/v1/approvals/bad!id/claim', undefined],
       ['GET', '/v1/webhooks/bad!id', undefined],
+      // Inputs no route takes, which a caller the route is for is refused with 400.
+      ['GET', '/v1/webhooks?bogus=1', undefined],
+      ['DELETE', '/v1/agents/quick?force=1', undefined],
+      ['POST', '/v1/webhooks/deliveries/bad!id/replay', { why: 'typo' }],
+      ['GET', '/v1/schedules?verbose=1', undefined],
     ] as const) {
       const reply = await stack.http(method, path, body, member);
       expect({ method, path, status: reply.status }).toEqual({ method, path, status: 403 });

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DeclaredInputsGuard } from './http/declared-inputs.guard';
+import { RolesGuard } from './auth/roles';
 import { AgentCatalog, TenantAgents } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
 import { AgentRepository, ParleyStore, StoreModule, serviceOpsProvider } from '@parley/store';
@@ -37,7 +38,9 @@ export class GatewayModule {
         AgentsService,
         OperatorService,
         OperatorGuard,
+        // In this order: who calls, whether the route is theirs to call, then what they sent.
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: RolesGuard },
         { provide: APP_GUARD, useClass: DeclaredInputsGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         AuthService,

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestjs/common';
 import type { Response } from 'express';
 import { AgentNameSchema, type AgentListing, type TenantAgent, type TokenClaims } from '@parley/contracts';
-import { requireRole } from '../auth/roles';
+import { Roles } from '../auth/roles';
 import { User } from '../auth/user.decorator';
 import { parsePathParam } from '../http/path-params';
 import { AgentsService, type AgentDetail } from './agents.service';
@@ -26,22 +26,22 @@ export class AgentsController {
 
   /** 201 when the name is new, 200 when it replaced (or already was) the current version. */
   @Put(':name')
+  @Roles(['admin'], 'upload agents')
   async upload(
     @User() user: TokenClaims,
     @Param('name') name: string,
     @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
   ): Promise<{ agent: TenantAgent }> {
-    requireRole(user, ['admin'], 'upload agents');
     const { created, agent } = await this.agents.upload(user, agentName(name), body);
     response.status(created ? 201 : 200);
     return { agent };
   }
 
   @Delete(':name')
+  @Roles(['admin'], 'delete agents')
   @HttpCode(200)
   async remove(@User() user: TokenClaims, @Param('name') name: string): Promise<{ deleted: { name: string; digest: string } }> {
-    requireRole(user, ['admin'], 'delete agents');
     return { deleted: await this.agents.remove(user, agentName(name)) };
   }
 }

@@ -5,7 +5,8 @@ import type { SafeCommandInEffect } from '@parley/tools';
 import { User } from '../auth/user.decorator';
 import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
-import { InteractionsService, requireClaimer } from '../interactions/interactions.service';
+import { Roles } from '../auth/roles';
+import { InteractionsService } from '../interactions/interactions.service';
 
 /** The approval queue: open tool approvals, claims, and the safe commands that skip approval. */
 @Controller('v1/approvals')
@@ -29,16 +30,16 @@ export class ApprovalsController {
   }
 
   @Post(':id/claim')
+  @Roles(['admin'], 'claim approvals')
   @HttpCode(200)
   async claim(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
-    requireClaimer(user);
     return { interaction: await this.interactions.claim(user, interactionId(id), false) };
   }
 
   @Delete(':id/claim')
+  @Roles(['admin'], 'claim approvals')
   @HttpCode(200)
   async release(@User() user: TokenClaims, @Param('id') id: string): Promise<{ interaction: Interaction }> {
-    requireClaimer(user);
     return { interaction: await this.interactions.claim(user, interactionId(id), true) };
   }
 }

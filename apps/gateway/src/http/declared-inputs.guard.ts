@@ -14,8 +14,9 @@ const NOTHING = z.strictObject({});
  * route that takes no query refuses any parameter, and one that takes no body refuses a body with
  * fields (an empty `{}` passes), naming them (400 `validation_failed`), as a route's own schema
  * refuses an unknown one. A caller's typo (`?limt=10`, `{"reason":...}` on a stop) is told, not
- * silently dropped. Runs after the auth guard (an unknown caller learns nothing of the routes) but
- * before a route's role check. Public routes (health, operator routes with their own guard) are left alone.
+ * silently dropped. Runs after the auth guard (an unknown caller learns nothing of the routes) and
+ * the route's role check (a caller the route is not for is told that, 403). Public routes (health,
+ * operator routes with their own guard) are left alone.
  */
 @Injectable()
 export class DeclaredInputsGuard implements CanActivate {

@@ -142,7 +142,7 @@ export class InteractionsService {
   }
 }
 
-/** Only admins claim approvals; the approvals routes ask this before they read the id (403 before 400). */
+/** Only admins claim approvals (over a socket; the HTTP routes say so with @Roles, before they read the id). */
 export function requireClaimer(user: TokenClaims): void {
   requireRole(user, ['admin'], 'claim approvals');
 }

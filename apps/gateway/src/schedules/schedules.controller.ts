@@ -3,7 +3,7 @@ import { AgentCatalog } from '@parley/agents';
 import { jobIds, type ScheduleInfo, type TokenClaims } from '@parley/contracts';
 import { ParleyQueues } from '@parley/store';
 import { User } from '../auth/user.decorator';
-import { requireRole } from '../auth/roles';
+import { Roles } from '../auth/roles';
 
 /** The agents' cron schedules of the caller's tenant, with when each fires next (admins and services). */
 @Controller('v1/schedules')
@@ -14,8 +14,8 @@ export class SchedulesController {
   ) {}
 
   @Get()
+  @Roles(['admin', 'service'], 'list schedules')
   async list(@User() user: TokenClaims): Promise<{ schedules: ScheduleInfo[] }> {
-    requireRole(user, ['admin', 'service'], 'list schedules');
     const next = new Map((await this.queues.listSchedules()).map((registered) => [registered.id, registered.next]));
     // Every configured agent's: the gateway may lack a model's key that the loop-workers have.
     const schedules = this.agents
