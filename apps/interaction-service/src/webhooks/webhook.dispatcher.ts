@@ -14,8 +14,13 @@ const BATCH = 100;
 const BLOCK_MS = 30_000;
 /** A consumer that has nothing pending and has not read for this long is removed from the group. */
 const DEAD_CONSUMER_MS = 3600_000;
-/** How soon a tenant whose read or routing failed (not NOGROUP) is read again. */
+/** How soon a tenant whose read or routing failed (not NOGROUP) is read again; doubled for each failed read of its pending entries. */
 const RETRY_MS = 1000;
+/**
+ * Failed reads of the entries pending with this consumer before they are left to the idle takeover:
+ * an entry that fails every time (not Redis being away) must not hold back the tenant's newer ones.
+ */
+const PENDING_TRIES = 4;
 /**
  * Every message starts like this (includes/emit.lua: an array of one tenant's events, or one event
  * from an older release): the tenant is found without parsing the rest.
@@ -46,8 +51,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private tenants = new Set<string>();
   /** Tenants whose streams may hold entries not read yet, oldest mark first. */
   private readonly due = new Set<string>();
-  /** Tenants that may have entries pending with this consumer, read but not routed (a read or a routing failed). */
-  private readonly stranded = new Set<string>();
+  /**
+   * Tenants that may have entries pending with this consumer, read but not routed (a read or a
+   * routing failed, or the connection dropped): read those first. By failed reads of them so far.
+   */
+  private readonly stranded = new Map<string, number>();
   private draining?: Promise<void>;
   private stopped = false;
   private subscribedOnce = false;
@@ -69,6 +77,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.subscriber.on('message', (_channel: string, message: string) => this.onEvent(message));
     this.subscriber.on('ready', () => {
       if (this.subscribedOnce) {
+        // A dropped connection may have lost a read's reply, which ioredis sent again: what the
+        // first one took is pending with this consumer.
+        this.tenants.forEach((tenant) => this.stranded.set(tenant, this.stranded.get(tenant) ?? 0));
         this.markAll();
       }
     });
@@ -153,25 +164,43 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    */
   private async readTenant(tenant: string): Promise<boolean> {
     const stream = this.store.ctx.keys.tenantEvents(tenant);
-    const pendingFirst = this.stranded.has(tenant);
-    // Until this batch is routed and acknowledged: should the read or the routing fail, what it
-    // took stays pending with this consumer, and the retry reads that again before anything newer.
-    this.stranded.add(tenant);
-    const reply: StreamReply | null = await this.store.ctx.redis.xreadgroup('GROUP', WEBHOOK_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', stream, pendingFirst ? '0' : '>');
-    const entries = reply?.[0]?.[1] ?? [];
-    await this.handle(tenant, stream, entries);
-    const full = entries.length >= BATCH;
-    if (!(pendingFirst && full)) {
+    const failures = this.stranded.get(tenant);
+    let read: number;
+    try {
+      const reply: StreamReply | null = await this.store.ctx.redis.xreadgroup('GROUP', WEBHOOK_GROUP, this.consumer, 'COUNT', BATCH, 'STREAMS', stream, failures === undefined ? '>' : '0');
+      const entries = reply?.[0]?.[1] ?? [];
+      read = entries.length;
+      await this.handle(tenant, stream, entries);
+    } catch (error) {
+      // What the read took stays pending with this consumer: the retry reads it again, before anything newer.
+      this.strand(tenant, failures === undefined ? 0 : failures + 1);
+      throw error;
+    }
+    const full = read >= BATCH;
+    if (failures === undefined) {
+      return full;
+    }
+    if (!full) {
       this.stranded.delete(tenant);
     }
-    return full || pendingFirst;
+    return true;
+  }
+
+  /** Marks the tenant's pending entries to be read first; after PENDING_TRIES failed reads of them, leaves them to the idle takeover. */
+  private strand(tenant: string, failures: number): void {
+    if (failures < PENDING_TRIES) {
+      this.stranded.set(tenant, failures);
+      return;
+    }
+    this.stranded.delete(tenant);
+    this.logger.error({ msg: 'webhook events of a tenant failed to route again and again: left to the takeover of idle entries', tenant, afterMs: this.config.webhookClaimIdleMs });
   }
 
   private retryLater(tenant: string): void {
     const retry = setTimeout(() => {
       this.retries.delete(retry);
       this.mark(tenant);
-    }, RETRY_MS);
+    }, RETRY_MS * 2 ** (this.stranded.get(tenant) ?? 0));
     retry.unref();
     this.retries.add(retry);
   }
@@ -220,6 +249,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         const event = eventFromEntry(tenant, [id, fields]);
         if (event) {
           await this.router.route(event, endpoints);
+        } else if (fields === null) {
+          // Read again after a failure, by then trimmed from the stream: nothing left to route.
+          this.logger.warn({ msg: 'an event was trimmed from the stream before it could be routed to webhooks', tenant, entryId: id });
         } else {
           // Never routable, however often it is retried: acknowledged, so it cannot hold up the rest.
           this.logger.error({ msg: 'skipped an unreadable event stream entry', tenant, entryId: id });
@@ -283,10 +315,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           reply[1].filter(([, fields]) => fields !== null),
         );
       } catch (error) {
-        // Claimed, so pending with this consumer now: read again from there in a second.
+        // Pending with this consumer now, idle again after the claim time: the next pass takes them.
         this.logger.warn(`routing the events of tenant ${tenant} taken over: ${String(error)}`);
-        this.stranded.add(tenant);
-        this.retryLater(tenant);
         return;
       }
     } while (cursor !== '0-0' && !this.stopped);
