@@ -209,12 +209,16 @@ function componentOf(key: string, h: Harness, prefix: string): string {
   if (run) {
     return run[1] ? `run:${run[1]}` : 'run';
   }
+  if (/^owner:[0-9a-f]{40}:seqs$/.test(rest)) {
+    return 'owner:seqs';
+  }
   return /^ix:/.test(rest) ? 'ix' : `tenant:${rest}`;
 }
 
 export const COMPONENT_LABELS: Record<string, string> = {
   run: 'run hash `run:<id>`',
   'run:seqs': "run's event seqs `run:<id>:seqs`",
+  'owner:seqs': "share of the owner's event seqs `owner:<digest>:seqs`",
   'run:ix': "run's interaction index `run:<id>:ix`",
   ix: 'interaction hash `ix:<id>`',
   'tenant:events': "share of the tenant's event stream `events`",

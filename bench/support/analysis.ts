@@ -62,10 +62,10 @@ function bullShare(c: CycleResults): number {
 
 /**
  * Each event is a SET of the tenant's seq, an XADD and an XLEN (the stream's cap) and an append to the run's seqs
- * inside the script that makes the change (and, once per script, a TIME, a GET of the seq and one PUBLISH of all
- * its events).
+ * and one to its owner's inside the script that makes the change (and, once per script, a TIME, a GET of the seq and
+ * one PUBLISH of all its events).
  */
-const COMMANDS_PER_EVENT = 4;
+const COMMANDS_PER_EVENT = 5;
 
 /** Executions of one Redis command per cycle (1 worker). */
 const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.breakdown.find(([n]) => n === name)?.[1] ?? 0;
@@ -102,7 +102,7 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
       (flow
         ? ` It moves ${flow.runJobs.toFixed(2)} \`runs\` jobs (one per answer, plus the start) and ${flow.timerJobs.toFixed(2)} deadline timer jobs; at the ` +
           `${c.bullCosts.commands.toFixed(0)} commands of the bare BullMQ round trip (§1) that is about ${bullShare(c).toFixed(0)} commands of BullMQ's. ` +
-          `It writes ${flow.events.toFixed(2)} events, each a \`SET\` of the tenant's seq, one \`XADD\` (tenant stream) and an \`XLEN\` (its cap) and an append to the run's seqs, ` +
+          `It writes ${flow.events.toFixed(2)} events, each a \`SET\` of the tenant's seq, one \`XADD\` (tenant stream) and an \`XLEN\` (its cap) and an append to the run's seqs and one to its owner's, ` +
           `published ${cmd(c, 'publish').toFixed(2)} times (one \`PUBLISH\` per script, of all its events): ` +
           `${(flow.events * COMMANDS_PER_EVENT + cmd(c, 'publish')).toFixed(0)} commands. The other ~${(total - bullShare(c) - flow.events * COMMANDS_PER_EVENT - cmd(c, 'publish')).toFixed(0)} are Parley's ` +
           'scripts and reads (run hash, log, interaction, lease, the deadline filing).'

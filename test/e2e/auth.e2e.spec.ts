@@ -176,6 +176,24 @@ describe('service tokens start runs on behalf of a user', () => {
       await stack.http('POST', `/v1/runs/${reply.body.run.id}/cancel`, undefined, token);
     }
   });
+
+  it("a member's tenant-wide replay holds exactly the member's events, those of runs started on its behalf included", async () => {
+    const [whole, own] = [await stack.connect(admin), await stack.connect(bob)];
+    try {
+      const [wholeAck, ownAck] = [await whole.subscribe({ since: 0 }), await own.subscribe({ since: 0 })];
+      expect([wholeAck, ownAck]).toEqual([
+        { ok: true, lastSeq: expect.any(Number), truncated: false },
+        { ok: true, lastSeq: expect.any(Number), truncated: false },
+      ]);
+      const bobs = whole.events.filter((event) => event.seq <= ownAck.lastSeq && event.owner === 'bob');
+      expect(bobs.length).toBeGreaterThan(0);
+      expect(new Set(whole.events.map((event) => event.owner))).toEqual(new Set(['alice', 'bob', 'carol']));
+      expect(own.events.filter((event) => event.seq <= ownAck.lastSeq)).toEqual(bobs);
+    } finally {
+      whole.close();
+      own.close();
+    }
+  });
 });
 
 describe('a socket lives no longer than its token', () => {

@@ -125,15 +125,15 @@ describe('the demo agent end to end over socket.io', () => {
 
   it('a subscribe whose replay fails leaves nothing subscribed (no buffer grows), and a subscribe after it works', async () => {
     const events = stack.gateway!.get(ParleyStore, { strict: false }).events;
-    const replayTenant = events.replayTenant.bind(events);
+    const replayOwner = events.replayOwner.bind(events);
     let failed = false;
-    // Only the replay's first read fails (it reads from 0; the live feed reads from where it is).
-    const read = jest.spyOn(events, 'replayTenant').mockImplementation((tenant, since, count) => {
+    // Only the replay's first read fails (a member's tenant-wide replay, from 0).
+    const read = jest.spyOn(events, 'replayOwner').mockImplementation((tenant, owner, since, count) => {
       if (since === 0 && !failed) {
         failed = true;
         return Promise.reject(new Error('Redis went away'));
       }
-      return replayTenant(tenant, since, count);
+      return replayOwner(tenant, owner, since, count);
     });
     const retried = await stack.connect();
     try {

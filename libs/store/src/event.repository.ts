@@ -1,5 +1,6 @@
 import type { ParleyEvent } from '@parley/contracts';
 import { transactionReplies, type StoreContext } from './store.context';
+import { userDigest } from './keys';
 import { eventFromEntry, type StreamEntry } from './stream-entry';
 
 /** A page of events, and whether events after its `since` are missing: the tenant stream trimmed them. */
@@ -41,12 +42,38 @@ export class EventRepository {
 
   /** As {@link readRun}, and whether the run had events after `since` that the stream trimmed. */
   replayRun(tenant: string, runId: string, since: number, limit: number): Promise<EventPage> {
+    const k = this.ctx.keys;
+    return this.replaySeqs(tenant, [k.runEventSeqs(tenant, runId), k.run(tenant, runId)], 'seqsCut', since, limit);
+  }
+
+  /**
+   * `owner`'s events of the whole tenant (a member's tenant-wide replay), read through the owner's
+   * seqs rather than the tenant stream, so the replay costs what the owner's own events cost. While
+   * the stream still holds events from after `since` that were not filed by owner (an older release
+   * wrote them), it is a page of the tenant's events, all owners', as {@link replayTenant} reads it;
+   * the caller filters, and its next page starts further on.
+   */
+  async replayOwner(tenant: string, owner: string, since: number, limit: number): Promise<EventPage> {
+    const k = this.ctx.keys;
+    const multi = this.ctx.redis.multi().get(k.ownerSeqsFrom(tenant)).get(k.trimmedEvents(tenant)).xrange(k.tenantEvents(tenant), '-', '+', 'COUNT', 1);
+    const [from, trimmed, [oldest]] = (await transactionReplies(multi)) as [string | null, string | null, StreamEntry[]];
+    const filedFrom = from === null ? Infinity : Number(from);
+    if (since >= filedFrom - 1) {
+      return this.replaySeqs(tenant, [k.ownerEventSeqs(tenant, owner), k.ownerSeqCuts(tenant)], userDigest(owner), since, limit);
+    }
+    if (oldest !== undefined && seqOf(oldest[0]) < filedFrom) {
+      return this.replayTenant(tenant, since, limit);
+    }
+    // Every unfiled event is gone from the stream: whether some after `since` were the owner's, only the trim can tell.
+    const page = await this.replaySeqs(tenant, [k.ownerEventSeqs(tenant, owner), k.ownerSeqCuts(tenant)], userDigest(owner), since, limit);
+    return { ...page, truncated: page.truncated || Number(trimmed ?? 0) > since };
+  }
+
+  /** Events through a seqs string: `[seqs key, hash of its cut]` and the cut's field. */
+  private replaySeqs(tenant: string, [seqs, cuts]: [string, string], cutField: string, since: number, limit: number): Promise<EventPage> {
     const { keys, scripts } = this.ctx;
     return readPage(tenant, since, limit, async (after, count) => {
-      const [truncated, entries] = (await scripts.run('readRunEvents', [keys.runEventSeqs(tenant, runId), keys.tenantEvents(tenant), keys.trimmedEvents(tenant), keys.run(tenant, runId)], [after, count])) as [
-        number,
-        StreamEntry[],
-      ];
+      const [truncated, entries] = (await scripts.run('readRunEvents', [seqs, keys.tenantEvents(tenant), keys.trimmedEvents(tenant), cuts], [after, count, cutField])) as [number, StreamEntry[]];
       return { entries, truncated: truncated === 1 };
     });
   }
@@ -77,8 +104,12 @@ async function readPage(
     if (page.entries.length < wanted) {
       break;
     }
-    const [lastId] = page.entries[page.entries.length - 1];
-    after = Number(lastId.slice(lastId.indexOf('-') + 1));
+    after = seqOf(page.entries[page.entries.length - 1][0]);
   }
   return { events, truncated };
+}
+
+/** The seq of a stream id (`0-<seq>`). */
+function seqOf(id: string): number {
+  return Number(id.slice(id.indexOf('-') + 1));
 }

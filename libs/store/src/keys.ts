@@ -54,7 +54,19 @@ export class RedisKeys {
   }
   /** The same counter for one user of the tenant, named by a digest of the user (any characters, any length). */
   userRateWindow(tenant: string, name: string, user: string): string {
-    return `${this.rateWindow(tenant, name)}:user:${createHash('sha1').update(user).digest('hex')}`;
+    return `${this.rateWindow(tenant, name)}:user:${userDigest(user)}`;
+  }
+  /** The seqs of one owner's events (packed as a run's; named by the owner's digest, as emit.lua names it). */
+  ownerEventSeqs(tenant: string, owner: string): string {
+    return `${this.tenant(tenant)}:owner:${userDigest(owner)}:seqs`;
+  }
+  /** The newest seq cut from each owner's seqs, by the owner's digest (a hash, kept by emit.lua). */
+  ownerSeqCuts(tenant: string): string {
+    return `${this.tenant(tenant)}:owner-cuts`;
+  }
+  /** The first seq filed in an owner's seqs in the tenant: older events are found only in the tenant stream. */
+  ownerSeqsFrom(tenant: string): string {
+    return `${this.tenant(tenant)}:owner-seqs-from`;
   }
   /** The tenant's socket.io connections across gateways ("<gateway>:<socket>"), scored by expiry (epoch ms). */
   tenantSockets(tenant: string): string {
@@ -207,4 +219,9 @@ export class RedisKeys {
   webhookControl(): string {
     return `${this.prefix}:webhooks:control`;
   }
+}
+
+/** The hex SHA-1 of a user (or owner) id, as keys name them: any characters, a fixed length. */
+export function userDigest(user: string): string {
+  return createHash('sha1').update(user).digest('hex');
 }

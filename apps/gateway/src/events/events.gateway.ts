@@ -337,7 +337,9 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     for (;;) {
       const page = subscription.runId
         ? await this.store.events.replayRun(tenant, subscription.runId, subscription.lastSeq, REPLAY_PAGE)
-        : await this.store.events.replayTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
+        : subscription.owner
+          ? await this.store.events.replayOwner(tenant, subscription.owner, subscription.lastSeq, REPLAY_PAGE)
+          : await this.store.events.replayTenant(tenant, subscription.lastSeq, REPLAY_PAGE);
       overtaken();
       truncated ||= page.truncated;
       for (const event of page.events) {

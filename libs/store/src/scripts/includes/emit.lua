@@ -71,22 +71,50 @@ end
 
 -- A run's event seqs are one string of 6-byte big-endian numbers, oldest first: the smallest form
 -- Redis keeps them in (a list costs twice as much, a stream of its own ~4.7 KB, since Redis
--- preallocates a stream's newest node). Trimmed to the newest MAXLEN, 100 seqs at a time; the newest
--- seq cut goes on the run's hash (`seqsCut`, the hash is "<run>" where the seqs are "<run>:seqs"), so
--- a replay from below it is told events are missing.
+-- preallocates a stream's newest node). Trimmed to the newest MAXLEN, 100 seqs at a time: returns
+-- the string's length and, when it was trimmed, the newest seq cut.
 local SEQ_BYTES = 6
-local function appendSeq(runSeqsKey, seq)
-  local length = redis.call('APPEND', runSeqsKey, struct.pack('>I6', seq))
+local function appendPacked(seqsKey, seq)
+  local length = redis.call('APPEND', seqsKey, struct.pack('>I6', seq))
   local keep = tonumber(MAXLEN) * SEQ_BYTES
-  if length > keep + 100 * SEQ_BYTES then
-    local cut = length - keep
-    local runKey = string.sub(runSeqsKey, 1, -6)
-    -- Not on a hash that has expired (it would come back without its TTL).
-    if redis.call('EXISTS', runKey) == 1 then
-      local newestCut = struct.unpack('>I6', redis.call('GETRANGE', runSeqsKey, cut - SEQ_BYTES, cut - 1))
-      redis.call('HSET', runKey, 'seqsCut', string.format('%d', newestCut))
-    end
-    redis.call('SET', runSeqsKey, redis.call('GETRANGE', runSeqsKey, cut, -1), 'KEEPTTL')
+  if length <= keep + 100 * SEQ_BYTES then
+    return length, nil
+  end
+  local cut = length - keep
+  local newestCut = struct.unpack('>I6', redis.call('GETRANGE', seqsKey, cut - SEQ_BYTES, cut - 1))
+  redis.call('SET', seqsKey, redis.call('GETRANGE', seqsKey, cut, -1), 'KEEPTTL')
+  return keep, newestCut
+end
+
+-- The newest seq cut from a run's seqs goes on the run's hash (`seqsCut`, the hash is "<run>" where
+-- the seqs are "<run>:seqs"), so a replay from below it is told events are missing.
+local function appendSeq(runSeqsKey, seq)
+  local _, newestCut = appendPacked(runSeqsKey, seq)
+  local runKey = string.sub(runSeqsKey, 1, -6)
+  -- Not on a hash that has expired (it would come back without its TTL).
+  if newestCut and redis.call('EXISTS', runKey) == 1 then
+    redis.call('HSET', runKey, 'seqsCut', string.format('%d', newestCut))
+  end
+end
+
+-- Each owner's event seqs ("owner:<SHA-1 of the owner>:seqs"), packed and trimmed as a run's: a
+-- member's tenant-wide replay reads its own events through them, not the whole tenant stream. The
+-- newest seq cut goes in OWNER_CUTS (by digest). OWNER_SEQS_FROM is the first seq filed this way in
+-- the tenant (an older release filed none): a replay from before it reads the tenant stream.
+local OWNER_CUTS = TENANT_TAG .. 'owner-cuts'
+local OWNER_SEQS_FROM = TENANT_TAG .. 'owner-seqs-from'
+local ownerDigests = {}
+local function appendOwnerSeq(owner, seq)
+  local digest = ownerDigests[owner]
+  if not digest then
+    digest = redis.sha1hex(owner)
+    ownerDigests[owner] = digest
+  end
+  local length, newestCut = appendPacked(TENANT_TAG .. 'owner:' .. digest .. ':seqs', seq)
+  if length == SEQ_BYTES then
+    redis.call('SETNX', OWNER_SEQS_FROM, string.format('%d', seq))
+  elseif newestCut then
+    redis.call('HSET', OWNER_CUTS, digest, string.format('%d', newestCut))
   end
 end
 
@@ -155,6 +183,9 @@ local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   trimEvents()
   if runSeqsKey then
     appendSeq(runSeqsKey, seq)
+  end
+  if owner ~= '' then
+    appendOwnerSeq(owner, seq)
   end
   published[#published + 1] = json
   return seq

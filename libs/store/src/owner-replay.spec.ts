@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ParleyEvent } from '@parley/contracts';
+import type { Lease, NewRun } from './run.repository';
+import { userDigest } from './keys';
+import { ParleyStore } from './store';
+
+/**
+ * A member's tenant-wide replay reads the member's own events through the owner's seqs, not the
+ * whole tenant stream: it costs what the member's events cost, however busy the tenant. Against a
+ * real Redis, keys of its own per test.
+ */
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TENANT = 'acme';
+
+let admin: Redis;
+const stores: ParleyStore[] = [];
+
+function makeStore(eventsMaxLen = 1000): ParleyStore {
+  const store = new ParleyStore(new Redis(REDIS_URL), { prefix: `or-${randomUUID()}`, eventsMaxLen, retentionSecs: 3600, leaseMs: 2000 });
+  stores.push(store);
+  return store;
+}
+
+beforeAll(() => {
+  admin = new Redis(REDIS_URL);
+});
+
+afterEach(async () => {
+  for (const store of stores.splice(0)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', `${store.ctx.options.prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) {
+        await admin.unlink(...keys);
+      }
+    } while (cursor !== '0');
+    await store.ctx.redis.quit();
+  }
+});
+
+afterAll(async () => {
+  await admin.quit();
+});
+
+/** A run of `owner`, held: its events are written through the store as a worker's are. */
+async function heldRun(store: ParleyStore, owner: string): Promise<Lease> {
+  const run: NewRun = { tenant: TENANT, runId: randomUUID(), owner, agent: 'demo', task: 'work', trigger: 'api' };
+  expect(await store.runs.create(run)).toMatchObject({ created: true });
+  expect(await store.runs.acquire(TENANT, run.runId, owner, 'token')).toMatchObject({ status: 'acquired' });
+  return { tenant: TENANT, runId: run.runId, owner, token: 'token' };
+}
+
+async function say(store: ParleyStore, lease: Lease, text: string): Promise<void> {
+  expect(await store.runs.append(lease, null, [{ type: 'message', data: { text } }])).toMatchObject({ status: 'ok' });
+}
+
+const ofOwner = (events: ParleyEvent[], owner: string): ParleyEvent[] => events.filter((event) => event.owner === owner);
+
+describe("an owner's replay", () => {
+  it("gives exactly the owner's events of every run, in order, paged by seq", async () => {
+    const store = makeStore();
+    const alice = [await heldRun(store, 'alice'), await heldRun(store, 'alice')];
+    const bob = await heldRun(store, 'bob');
+    for (let i = 0; i < 3; i++) {
+      for (const lease of [...alice, bob]) {
+        await say(store, lease, `${lease.owner} ${i}`);
+      }
+    }
+    const all = await store.events.readTenant(TENANT, 0, 1000);
+    const own = ofOwner(all, 'alice');
+    expect(own.length).toBe(2 * (3 + 3));
+
+    expect(await store.events.replayOwner(TENANT, 'alice', 0, 1000)).toEqual({ events: own, truncated: false });
+    for (const [i, event] of own.entries()) {
+      expect(await store.events.replayOwner(TENANT, 'alice', event.seq, 2)).toEqual({ events: own.slice(i + 1, i + 3), truncated: false });
+    }
+    expect((await store.events.replayOwner(TENANT, 'bob', 0, 1000)).events).toEqual(ofOwner(all, 'bob'));
+    expect(await store.events.replayOwner(TENANT, 'carol', 0, 1000)).toEqual({ events: [], truncated: false });
+  });
+
+  it('reads the tenant stream for what came before the first event filed by owner (an older release wrote it)', async () => {
+    const store = makeStore();
+    const k = store.ctx.keys;
+    const alice = await heldRun(store, 'alice');
+    const bob = await heldRun(store, 'bob');
+    await say(store, alice, 'old');
+    await say(store, bob, 'old');
+    // As an older release leaves a tenant: its events are in the stream only.
+    await admin.del(k.ownerEventSeqs(TENANT, 'alice'), k.ownerEventSeqs(TENANT, 'bob'), k.ownerSeqsFrom(TENANT));
+    const old = await store.events.readTenant(TENANT, 0, 1000);
+    await say(store, bob, 'new');
+    await say(store, alice, 'new');
+    const all = await store.events.readTenant(TENANT, 0, 1000);
+    const firstFiled = all[old.length].seq;
+    expect(Number(await admin.get(k.ownerSeqsFrom(TENANT)))).toBe(firstFiled);
+
+    // From before it: a page of the tenant's events, every owner's (the caller filters them).
+    expect(await store.events.replayOwner(TENANT, 'alice', 0, 1000)).toEqual({ events: all, truncated: false });
+    expect(await store.events.replayOwner(TENANT, 'alice', old[1].seq, 1000)).toEqual({ events: all.slice(2), truncated: false });
+    // Once the stream no longer holds events older than it (trimmed as emit.lua trims it), from
+    // anywhere: the owner's own, and whether events after `since` were trimmed.
+    await admin.xtrim(k.tenantEvents(TENANT), 'MINID', `0-${firstFiled}`);
+    await admin.set(k.trimmedEvents(TENANT), String(old.at(-1)!.seq));
+    expect(await store.events.replayOwner(TENANT, 'alice', old[1].seq, 1000)).toEqual({ events: [all.at(-1)], truncated: true });
+    expect(await store.events.replayOwner(TENANT, 'alice', old.at(-1)!.seq, 1000)).toEqual({ events: [all.at(-1)], truncated: false });
+    // From it on (seqs are not consecutive: from the seq before it): the owner's own.
+    expect(await store.events.replayOwner(TENANT, 'alice', firstFiled - 1, 1000)).toEqual({ events: [all.at(-1)], truncated: false });
+    expect(await store.events.replayOwner(TENANT, 'alice', firstFiled, 1000)).toEqual({ events: [all.at(-1)], truncated: false });
+  });
+
+  it("keeps an owner's newest seqs, as many as the stream keeps, and says when a replay starts before the cut", async () => {
+    const store = makeStore(100);
+    const alice = await heldRun(store, 'alice');
+    for (let i = 0; i < 300; i++) {
+      await say(store, alice, `m${i}`);
+    }
+    const kept = (await admin.strlen(store.ctx.keys.ownerEventSeqs(TENANT, 'alice'))) / 6;
+    expect(kept).toBeGreaterThanOrEqual(100);
+    expect(kept).toBeLessThanOrEqual(200);
+    const stream = await store.events.readTenant(TENANT, 0, 1000);
+    const cut = Number(await admin.hget(store.ctx.keys.ownerSeqCuts(TENANT), userDigest('alice')));
+    expect(cut).toBeGreaterThan(0);
+    const after = stream.filter((event) => event.seq > cut);
+    expect(await store.events.replayOwner(TENANT, 'alice', 0, 1000)).toEqual({ events: after, truncated: true });
+    expect(await store.events.replayOwner(TENANT, 'alice', cut, 1000)).toEqual({ events: after, truncated: false });
+    expect(after.at(-1)).toMatchObject({ type: 'message', data: { text: 'm299' } });
+  });
+});
