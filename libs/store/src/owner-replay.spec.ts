@@ -128,4 +128,34 @@ describe("an owner's replay", () => {
     expect(await store.events.replayOwner(TENANT, 'alice', cut, 1000)).toEqual({ events: after, truncated: false });
     expect(after.at(-1)).toMatchObject({ type: 'message', data: { text: 'm299' } });
   });
+
+  it("drops an owner's seqs of events the stream trimmed, so owners' seqs together stay the stream's size", async () => {
+    const store = makeStore(100);
+    const k = store.ctx.keys;
+    const [alice, bob] = [await heldRun(store, 'alice'), await heldRun(store, 'bob')];
+    for (let i = 0; i < 150; i++) {
+      await say(store, alice, `a${i}`);
+      for (let j = 0; j < 5; j++) {
+        await say(store, bob, `b${i}.${j}`);
+      }
+    }
+    // Alice's next events, up to the next drop (her seqs shrink): all she keeps then is in the stream.
+    const length = () => admin.strlen(k.ownerEventSeqs(TENANT, 'alice'));
+    for (let before = await length(), i = 0; (await length()) >= before; i++) {
+      expect(i).toBeLessThan(200);
+      before = await length();
+      await say(store, alice, `more ${i}`);
+    }
+    const packed = (await admin.getBuffer(k.ownerEventSeqs(TENANT, 'alice')))!;
+    const seqs = Array.from({ length: packed.length / 6 }, (_, i) => packed.readUIntBE(i * 6, 6));
+    const trimmed = Number(await admin.get(k.trimmedEvents(TENANT)));
+    expect(trimmed).toBeGreaterThan(0);
+    expect(seqs.every((seq) => seq > trimmed)).toBe(true);
+
+    const stream = await store.events.readTenant(TENANT, 0, 1000);
+    const own = ofOwner(stream, 'alice');
+    expect(seqs).toEqual(own.map((event) => event.seq));
+    expect(await store.events.replayOwner(TENANT, 'alice', 0, 1000)).toEqual({ events: own, truncated: true });
+    expect(await store.events.replayOwner(TENANT, 'alice', own[0].seq, 1000)).toEqual({ events: own.slice(1), truncated: false });
+  });
 });

@@ -97,12 +97,35 @@ local function appendSeq(runSeqsKey, seq)
   end
 end
 
--- Each owner's event seqs ("owner:<SHA-1 of the owner>:seqs"), packed and trimmed as a run's: a
--- member's tenant-wide replay reads its own events through them, not the whole tenant stream. The
--- newest seq cut goes in OWNER_CUTS (by digest). OWNER_SEQS_FROM is the first seq filed this way in
--- the tenant (an older release filed none): a replay from before it reads the tenant stream.
+-- Each owner's event seqs ("owner:<SHA-1 of the owner>:seqs"), packed as a run's: a member's
+-- tenant-wide replay reads its own events through them, not the whole tenant stream. Every 100 seqs
+-- the ones of events the tenant stream has trimmed go too (and at most the newest MAXLEN are kept), so
+-- together they take 6 bytes per event the stream holds; the newest seq cut goes in OWNER_CUTS (by
+-- digest). OWNER_SEQS_FROM is the first seq filed this way in the tenant (an older release filed
+-- none): a replay from before it reads the tenant stream.
 local OWNER_CUTS = TENANT_TAG .. 'owner-cuts'
 local OWNER_SEQS_FROM = TENANT_TAG .. 'owner-seqs-from'
+local function dropTrimmedSeqs(seqsKey, length, digest)
+  local trimmed = tonumber(redis.call('GET', TRIMMED) or '0')
+  local function seqAt(i)
+    return (struct.unpack('>I6', redis.call('GETRANGE', seqsKey, i * SEQ_BYTES, i * SEQ_BYTES + SEQ_BYTES - 1)))
+  end
+  -- How many of the seqs are of trimmed events (they are ascending): a binary search.
+  local lo, hi = 0, length / SEQ_BYTES
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if seqAt(mid) <= trimmed then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+  if lo > 0 then
+    redis.call('HSET', OWNER_CUTS, digest, string.format('%d', seqAt(lo - 1)))
+    redis.call('SET', seqsKey, redis.call('GETRANGE', seqsKey, lo * SEQ_BYTES, -1))
+  end
+end
+
 local ownerDigests = {}
 local function appendOwnerSeq(owner, seq)
   local digest = ownerDigests[owner]
@@ -110,11 +133,15 @@ local function appendOwnerSeq(owner, seq)
     digest = redis.sha1hex(owner)
     ownerDigests[owner] = digest
   end
-  local length, newestCut = appendPacked(TENANT_TAG .. 'owner:' .. digest .. ':seqs', seq)
+  local seqsKey = TENANT_TAG .. 'owner:' .. digest .. ':seqs'
+  local length, newestCut = appendPacked(seqsKey, seq)
   if length == SEQ_BYTES then
     redis.call('SETNX', OWNER_SEQS_FROM, string.format('%d', seq))
   elseif newestCut then
     redis.call('HSET', OWNER_CUTS, digest, string.format('%d', newestCut))
+  end
+  if length % (100 * SEQ_BYTES) == 0 then
+    dropTrimmedSeqs(seqsKey, length, digest)
   end
 end
 
