@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { PublishedMessage } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry } from '@parley/store';
+import type { PublishedMessage, StoredWebhook } from '@parley/contracts';
 import { WebhookRouter } from './webhook.router';
 
 type Entry = [id: string, fields: string[] | null];
@@ -56,6 +56,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    * routing failed, or the connection dropped): read those first. By failed reads of them so far.
    */
   private readonly stranded = new Map<string, number>();
+  /** Tenants whose read failed, waiting for their retry: events of theirs meanwhile do not read them sooner. */
+  private readonly backingOff = new Set<string>();
   private draining?: Promise<void>;
   private stopped = false;
   private subscribedOnce = false;
@@ -75,14 +77,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.subscriber = createRedis(this.config, 'blocking', { enableAutoPipelining: false });
     this.control = createRedis(this.config, 'blocking');
     this.subscriber.on('message', (_channel: string, message: string) => this.onEvent(message));
-    this.subscriber.on('ready', () => {
-      if (this.subscribedOnce) {
-        // A dropped connection may have lost a read's reply, which ioredis sent again: what the
-        // first one took is pending with this consumer.
-        this.tenants.forEach((tenant) => this.stranded.set(tenant, this.stranded.get(tenant) ?? 0));
-        this.markAll();
-      }
-    });
+    this.subscriber.on('ready', this.onReconnect);
+    // The connection the reads go over: a drop may have lost a read's reply, which ioredis sent again.
+    this.store.ctx.redis.on('ready', this.onReconnect);
     // Subscribed first, then the tenant list and a read of each: an event written in between is
     // either in that read or announced on the channel.
     await this.subscriber.subscribe(this.store.ctx.keys.eventsChannel());
@@ -97,12 +94,21 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    this.store.ctx.redis.off('ready', this.onReconnect);
     clearInterval(this.timer);
     this.retries.forEach((retry) => clearTimeout(retry));
     this.subscriber?.disconnect();
     this.control?.disconnect();
     await Promise.allSettled([...this.loops, this.housekeeping, this.draining]);
   }
+
+  /** After a drop, what a read whose reply was lost took is pending with this consumer: read that first. */
+  private readonly onReconnect = (): void => {
+    if (this.subscribedOnce) {
+      this.tenants.forEach((tenant) => this.stranded.set(tenant, this.stranded.get(tenant) ?? 0));
+      this.markAll();
+    }
+  };
 
   private onEvent(message: string): void {
     const tenant = TENANT_OF.exec(message)?.[1] ?? tenantOf(message);
@@ -136,7 +142,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     while (!this.stopped && this.due.size > 0) {
       const tenant = this.due.values().next().value as string;
       this.due.delete(tenant);
-      if (!this.tenants.has(tenant)) {
+      if (!this.tenants.has(tenant) || this.backingOff.has(tenant)) {
         continue;
       }
       try {
@@ -180,7 +186,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     if (failures === undefined) {
       return full;
     }
-    if (!full) {
+    if (full) {
+      this.stranded.set(tenant, 0);
+    } else {
       this.stranded.delete(tenant);
     }
     return true;
@@ -197,8 +205,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private retryLater(tenant: string): void {
+    this.backingOff.add(tenant);
     const retry = setTimeout(() => {
       this.retries.delete(retry);
+      this.backingOff.delete(tenant);
       this.mark(tenant);
     }, RETRY_MS * 2 ** (this.stranded.get(tenant) ?? 0));
     retry.unref();
@@ -237,31 +247,52 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.setTenants(await this.webhooks.subscriptions.tenants());
   }
 
-  /** Routes a batch of one tenant's entries in order and acknowledges the ones routed; throws at the first that fails. */
+  /**
+   * Routes a batch of one tenant's entries in order and acknowledges the ones routed; then throws the
+   * first failure, if any. An entry that fails is left pending and the next one tried, so one that can
+   * never be routed does not hold back the rest; two failures in a row stop the batch (Redis is away).
+   */
   private async handle(tenant: string, stream: string, entries: Entry[]): Promise<void> {
     if (entries.length === 0) {
       return;
     }
     const done: string[] = [];
+    let failure: { error: unknown } | undefined;
     try {
       const endpoints = await this.webhooks.endpoints.list(tenant);
+      let failedInARow = 0;
       for (const [id, fields] of entries) {
-        const event = eventFromEntry(tenant, [id, fields]);
-        if (event) {
-          await this.router.route(event, endpoints);
-        } else if (fields === null) {
-          // Read again after a failure, by then trimmed from the stream: nothing left to route.
-          this.logger.warn({ msg: 'an event was trimmed from the stream before it could be routed to webhooks', tenant, entryId: id });
-        } else {
-          // Never routable, however often it is retried: acknowledged, so it cannot hold up the rest.
-          this.logger.error({ msg: 'skipped an unreadable event stream entry', tenant, entryId: id });
+        try {
+          await this.route(tenant, id, fields, endpoints);
+          done.push(id);
+          failedInARow = 0;
+        } catch (error) {
+          failure ??= { error };
+          if (++failedInARow === 2) {
+            break;
+          }
         }
-        done.push(id);
       }
     } finally {
       if (done.length > 0) {
         await this.store.ctx.redis.xack(stream, WEBHOOK_GROUP, ...done);
       }
+    }
+    if (failure) {
+      throw failure.error;
+    }
+  }
+
+  private async route(tenant: string, id: string, fields: string[] | null, endpoints: StoredWebhook[]): Promise<void> {
+    const event = eventFromEntry(tenant, [id, fields]);
+    if (event) {
+      await this.router.route(event, endpoints);
+    } else if (fields === null) {
+      // Read again after a failure, by then trimmed from the stream: nothing left to route.
+      this.logger.warn({ msg: 'an event was trimmed from the stream before it could be routed to webhooks', tenant, entryId: id });
+    } else {
+      // Never routable, however often it is retried: acknowledged, so it cannot hold up the rest.
+      this.logger.error({ msg: 'skipped an unreadable event stream entry', tenant, entryId: id });
     }
   }
 
