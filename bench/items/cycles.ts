@@ -19,6 +19,11 @@ export const CONC_QUESTIONS = 20;
 /** Short runs: a start and a finish every few cycles (the shape of the figures before 2026-11-30). */
 export const SHORT_QUESTIONS = 5;
 export const CONCURRENCY = 50;
+/**
+ * §1's samples are taken in rounds, Parley's and each baseline's in turn, so that the host's load,
+ * which drifts over seconds, weighs on all three alike.
+ */
+export const SEQ_ROUNDS = QUICK ? 1 : 5;
 
 export interface ThroughputFigures {
   cycles: number;
@@ -45,28 +50,57 @@ function pidsOf(h: Harness, redisPid: number | undefined): Record<string, number
   return pids;
 }
 
-/** 1. One run at a time, one question open at a time: answer → `run.status running`. */
-async function sequential(h: Harness): Promise<{ resume: Latency; cycle: Latency; absorbed: number }> {
+interface SequentialFigures {
+  parley: { resume: Latency; cycle: Latency; absorbed: number };
+  bull: Latency;
+  mini: Latency;
+}
+
+/**
+ * 1. One run at a time, one question open at a time: answer → `run.status running`; next to a bare
+ * BullMQ round trip and the minimal park/resume, one at a time, in interleaved rounds.
+ */
+async function sequential(h: Harness, redisUrl: string): Promise<SequentialFigures> {
   const client = await connectClient(h.gateway(1).url, h.token(), AutoAnswerer.TYPES);
   const answerer = new AutoAnswerer(client);
+  const bull = new BullRoundTrip(redisUrl);
+  const mini = new MiniParkResume(redisUrl, CONCURRENCY);
   try {
+    await Promise.all([bull.ready(), mini.ready()]);
     const warm = await h.startRun(1, 'qfew');
     await answerer.waitFinished([warm]);
+    await bull.run(50);
+    await mini.runAll(1, 20);
     answerer.reset();
+    mini.reset();
     const ids: string[] = [];
-    for (let i = 0; i < SEQ_RUNS; i++) {
-      const id = await h.startRun(1, 'qmany');
-      ids.push(id);
-      await answerer.waitFinished([id]);
+    const bullSamples: number[] = [];
+    for (let round = 0; round < SEQ_ROUNDS; round++) {
+      for (let i = 0; i < SEQ_RUNS / SEQ_ROUNDS; i++) {
+        const id = await h.startRun(1, 'qmany');
+        ids.push(id);
+        await answerer.waitFinished([id]);
+      }
+      bullSamples.push(...(await bull.run((SEQ_RUNS / SEQ_ROUNDS) * SEQ_QUESTIONS)));
+      for (let i = 0; i < SEQ_RUNS / SEQ_ROUNDS; i++) {
+        await mini.runAll(1, SEQ_QUESTIONS);
+      }
     }
     const cycles = SEQ_RUNS * SEQ_QUESTIONS;
     expect(answerer.ackErrors).toEqual([]);
     expect(answerer.answered).toBe(cycles);
     expect(answerer.resumeMs.length + answerer.absorbed).toBe(cycles);
     expect(ids.every((id) => answerer.finished.get(id) === 'finished')).toBe(true);
-    return { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed };
+    expect(bullSamples).toHaveLength(cycles);
+    expect(mini.answered).toBe(cycles);
+    return {
+      parley: { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed },
+      bull: summarize(bullSamples),
+      mini: summarize(mini.resumeMs),
+    };
   } finally {
     client.close();
+    await Promise.all([bull.close(), mini.close()]);
   }
 }
 
@@ -129,12 +163,13 @@ const AGENTS = [
 export async function runCycles(redisUrl: string, redisPid: number | undefined, admin: Redis): Promise<CycleResults> {
   // One gateway, one interaction-service, and 1 (then 2) loop-worker processes; the answering client is this process.
   let h = await startHarness(redisUrl, { name: 'bench-1w', workers: 1, agents: AGENTS });
-  let seq: Awaited<ReturnType<typeof sequential>>;
+  let seq: SequentialFigures;
   let oneWorker: ThroughputFigures;
   let shortRuns: ThroughputFigures;
   try {
-    seq = await h.diagnose(() => sequential(h));
-    say(`1. parley answer → resume p50 ${seq.resume.p50.toFixed(2)} ms p99 ${seq.resume.p99.toFixed(2)} ms (${seq.resume.count} samples)`);
+    seq = await h.diagnose(() => sequential(h, redisUrl));
+    say(`1. parley answer → resume p50 ${seq.parley.resume.p50.toFixed(2)} ms p99 ${seq.parley.resume.p99.toFixed(2)} ms (${seq.parley.resume.count} samples)`);
+    say(`1. bare bullmq round trip p50 ${seq.bull.p50.toFixed(2)} ms p99 ${seq.bull.p99.toFixed(2)} ms`);
     oneWorker = await h.diagnose(() => concurrent(h, admin, redisPid));
     say(`2. parley, 1 worker process: ${oneWorker.perSec.toFixed(0)} cycles/s`);
     shortRuns = await h.diagnose(() => concurrent(h, admin, redisPid, 'qshort', SHORT_QUESTIONS));
@@ -155,35 +190,24 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
     await h.close();
   }
 
+  // The bare round trip's costs (§7), alone on the machine: its latency was sampled in §1's rounds.
   const cycles = SEQ_RUNS * SEQ_QUESTIONS;
   const bull = new BullRoundTrip(redisUrl);
-  let bullSamples: number[];
   let bullCosts: PerCycleCosts;
   try {
     await bull.ready();
     await bull.run(50);
     const window = await CostWindow.open(admin, { redis: redisPid });
-    bullSamples = await bull.run(cycles);
+    expect(await bull.run(cycles)).toHaveLength(cycles);
     bullCosts = perCycleCosts(await window.close(), cycles);
   } finally {
     await bull.close();
   }
-  expect(bullSamples).toHaveLength(cycles);
-  const bullLatency = summarize(bullSamples);
-  say(`1. bare bullmq round trip p50 ${bullLatency.p50.toFixed(2)} ms p99 ${bullLatency.p99.toFixed(2)} ms`);
 
   const mini = new MiniParkResume(redisUrl, CONCURRENCY);
-  let miniSeq: Latency;
   let miniConc: ThroughputFigures;
   try {
     await mini.ready();
-    await mini.runAll(1, 20);
-    mini.reset();
-    for (let i = 0; i < SEQ_RUNS; i++) {
-      await mini.runAll(1, SEQ_QUESTIONS);
-    }
-    expect(mini.answered).toBe(cycles);
-    miniSeq = summarize(mini.resumeMs);
     await mini.runAll(20, CONC_QUESTIONS);
     mini.reset();
     const concCycles = CONC_RUNS * CONC_QUESTIONS;
@@ -203,11 +227,11 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
     latency: {
       runs: SEQ_RUNS,
       questionsPerRun: SEQ_QUESTIONS,
-      parleyResume: seq.resume,
-      parleyCycle: seq.cycle,
-      absorbed: seq.absorbed,
-      bull: bullLatency,
-      miniResume: miniSeq,
+      parleyResume: seq.parley.resume,
+      parleyCycle: seq.parley.cycle,
+      absorbed: seq.parley.absorbed,
+      bull: seq.bull,
+      miniResume: seq.mini,
     },
     throughput: {
       runs: CONC_RUNS,

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import type { CycleResults, ThroughputFigures } from '../items/cycles';
+import { SEQ_ROUNDS, type CycleResults, type ThroughputFigures } from '../items/cycles';
 import type { FanoutResults } from '../items/fanout';
 import type { LangGraphResults } from '../items/langgraph';
 import { BULK_STEPS, COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
@@ -216,7 +216,9 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('time), on 1 gateway, 1 loop-worker and 1 interaction-service process. The bench\'s socket.io client answers each');
     out.push('question as soon as `interaction.opened` arrives and times the answer to the run\'s `run.status running` event.');
     out.push('After a warm-up run. Baselines on the same Redis: a bare BullMQ `queue.add` → worker `completed` round trip,');
-    out.push('one at a time, and the minimal park/resume of §2 (answer → job running again, no event back).');
+    out.push('one at a time, and the minimal park/resume of §2 (answer → job running again, no event back). The samples are taken');
+    out.push(`in ${SEQ_ROUNDS} rounds, each of Parley's (${l.runs / SEQ_ROUNDS} runs), then each baseline's (as many cycles), so that the host's load,`);
+    out.push('which drifts over seconds, weighs on all three alike; the Parley processes stay up, idle, while the baselines run.');
     out.push('');
     out.push('| | samples | p50 | p99 | mean |');
     out.push('|---|---|---|---|---|');
