@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, type Worker } from 'bullmq';
 import { WEBHOOK_QUEUE, webhookJobId } from '@parley/contracts';
-import { WebhookStore } from '@parley/store';
+import { RedisKeys, WebhookStore, deliveryIdFor } from '@parley/store';
 import { askerAgent, quickAgent } from '../support/agents';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
@@ -110,6 +110,8 @@ describe('per-tenant webhooks', () => {
       ]),
       overrides: {
         webhookAllowPrivate: true,
+        // The file starts more runs for one member than a minute's default allows.
+        limitUserRunsPerMinute: 0,
         webhookAttempts: 4,
         webhookBackoffMs: 50,
         webhookTimeoutMs: 1_000,
@@ -471,6 +473,35 @@ describe('per-tenant webhooks', () => {
     }) as any[];
     expect(Object.fromEntries(settled.map((d) => [d.runId, d.attempts]))).toEqual({ [first]: 2, [second]: 1, [third]: 1 });
     expect(hook.requests.filter((r) => [second, third].includes(r.body.runId))).toHaveLength(2);
+    await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
+  });
+
+  it('an event that can never be routed holds back neither the events after it nor a takeover of idle ones', async () => {
+    const hook = await receiver();
+    const { webhook } = await create({ url: hook.url, events: ['run.finished'] });
+    // Written while no interaction-service runs: read later in one batch, the poisoned one first.
+    await stack.stopInteractions();
+    const poisoned = await stack.startRun('quick', 'poisoned', member());
+    await stack.waitForStatus(poisoned, 'finished');
+    const after = [await stack.startRun('quick', 'after 1', member()), await stack.startRun('quick', 'after 2', member())];
+    for (const runId of after) {
+      await stack.waitForStatus(runId, 'finished');
+    }
+    // Its delivery record's key holds a string: recording the delivery fails, every time.
+    const finished = ((await stack.http('GET', `/v1/runs/${poisoned}/events?since=0`)).body.events as Array<{ type: string; seq: number }>).find((e) => e.type === 'run.finished')!;
+    const record = new RedisKeys(stack.config.prefix).webhookDelivery('acme', deliveryIdFor('acme', webhook.id, finished.seq));
+    await stack.redis.set(record, 'not a delivery');
+    try {
+      await stack.startInteractions();
+      for (const runId of after) {
+        await hook.waitFor('run.finished', runId);
+      }
+      expect(hook.of('run.finished', poisoned)).toEqual([]);
+    } finally {
+      await stack.redis.del(record);
+    }
+    // Once it can be recorded, it is routed too (by a retry or the takeover of idle entries).
+    await hook.waitFor('run.finished', poisoned);
     await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
   });
 
