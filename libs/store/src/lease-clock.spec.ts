@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { Lease, NewRun } from './run.repository';
 import { ParleyStore } from './store';
 import { RedisWorkspace } from './workspace.repository';
+import { deleteKeys } from '../../../test/support/delete-keys';
 
 /**
  * Leases are timed on Redis's clock, not on the clock of the process that takes, extends or judges
@@ -39,14 +40,7 @@ afterEach(() => {
 });
 
 afterAll(async () => {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) {
-      await redis.unlink(...keys);
-    }
-  } while (cursor !== '0');
+  await deleteKeys(redis, `${prefix}:*`);
   await redis.quit();
 });
 

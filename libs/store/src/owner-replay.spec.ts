@@ -4,6 +4,7 @@ import type { ParleyEvent } from '@parley/contracts';
 import type { Lease, NewRun } from './run.repository';
 import { userDigest } from './keys';
 import { ParleyStore } from './store';
+import { deleteKeys } from '../../../test/support/delete-keys';
 
 /**
  * A member's tenant-wide replay reads the member's own events through the owner's seqs, not the
@@ -29,14 +30,7 @@ beforeAll(() => {
 
 afterEach(async () => {
   for (const store of stores.splice(0)) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${store.ctx.options.prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) {
-        await admin.unlink(...keys);
-      }
-    } while (cursor !== '0');
+    await deleteKeys(admin, `${store.ctx.options.prefix}:*`);
     await store.ctx.redis.quit();
   }
 });

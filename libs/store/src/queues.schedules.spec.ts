@@ -3,6 +3,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QUEUES } from '@parley/contracts';
 import { ParleyQueues, type WantedSchedule } from './queues';
+import { deleteKeys } from '../../../test/support/delete-keys';
 import { waitFor } from '../../../test/support/wait-for';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -26,14 +27,7 @@ describe('ParleyQueues.syncSchedules', () => {
     worker?.connection.disconnect();
     worker = undefined;
     await queues.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) {
-        await redis.unlink(...keys);
-      }
-    } while (cursor !== '0');
+    await deleteKeys(redis, `${prefix}:*`);
     await redis.quit();
   });
 
