@@ -58,14 +58,15 @@ export class EventRepository {
     const multi = this.ctx.redis.multi().get(k.ownerSeqsFrom(tenant)).get(k.trimmedEvents(tenant)).xrange(k.tenantEvents(tenant), '-', '+', 'COUNT', 1);
     const [from, trimmed, [oldest]] = (await transactionReplies(multi)) as [string | null, string | null, StreamEntry[]];
     const filedFrom = from === null ? Infinity : Number(from);
+    const own = (): Promise<EventPage> => this.replaySeqs(tenant, [k.ownerEventSeqs(tenant, owner), k.ownerSeqCuts(tenant)], userDigest(owner), since, limit);
     if (since >= filedFrom - 1) {
-      return this.replaySeqs(tenant, [k.ownerEventSeqs(tenant, owner), k.ownerSeqCuts(tenant)], userDigest(owner), since, limit);
+      return own();
     }
     if (oldest !== undefined && seqOf(oldest[0]) < filedFrom) {
       return this.replayTenant(tenant, since, limit);
     }
     // Every unfiled event is gone from the stream: whether some after `since` were the owner's, only the trim can tell.
-    const page = await this.replaySeqs(tenant, [k.ownerEventSeqs(tenant, owner), k.ownerSeqCuts(tenant)], userDigest(owner), since, limit);
+    const page = await own();
     return { ...page, truncated: page.truncated || Number(trimmed ?? 0) > since };
   }
 

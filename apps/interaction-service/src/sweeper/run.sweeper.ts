@@ -62,8 +62,8 @@ export interface SweepCounts {
  * (queued or running, however they were started; parked runs are not in flight, so the cost does
  * not grow with them) a page of 1,000 at a time with one pipelined HMGET each, its earliest deadline
  * and its cascades, 16 tenants at a time, each on its own: one that fails is logged and counted, the
- * others are swept. So a deployment of many quiet or healthy tenants costs three commands per
- * tenant, pipelined. Job lookups happen only for runs that look stuck.
+ * others are swept. So a tenant with nothing older than that (a quiet one, or one whose runs park
+ * or end within seconds) costs three commands, pipelined. Job lookups happen only for runs that look stuck.
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
