@@ -61,16 +61,22 @@ end
 return result
 `;
 
+/** Helpers a script gets when it calls them (the emit prologue calls them all), each named by one of its functions. */
+const HELPERS = [
+  { file: 'clock.lua', call: 'leaseClockMs(' },
+  { file: 'seqs.lua', call: 'firstPackedAbove(' },
+] as const;
+
 // Read together with the scripts, not at import: a script and the includes it calls come from the same files.
-function source(file: string, clock: string, prologue: string): string {
+function source(file: string, helpers: ReadonlyArray<{ lua: string; call: string }>, prologue: string): string {
   const body = readFileSync(join(DIR, file), 'utf8');
   // Scripts that change state and emit events share the prologue (see includes/emit.lua), and
   // publish their events in one message once the body has returned, from wherever it returns, or
   // raised (Redis keeps what a failed script wrote before its error: its events are in the stream).
   if (body.includes('emit prologue')) {
-    return `${clock}\n${prologue}\nlocal function body()\n${body}\nend\n${WRAPPED_END}`;
+    return [...helpers.map(({ lua }) => lua), prologue, `local function body()\n${body}\nend\n${WRAPPED_END}`].join('\n');
   }
-  return body.includes('leaseClockMs()') ? `${clock}\n${body}` : body;
+  return [...helpers.filter(({ call }) => body.includes(call)).map(({ lua }) => lua), body].join('\n');
 }
 
 /**
@@ -82,12 +88,12 @@ export class Scripts {
 
   constructor(redis: RedisClient) {
     const commands: Partial<Record<ScriptName, ScriptFn>> = {};
-    const clock = readFileSync(join(DIR, 'includes', 'clock.lua'), 'utf8');
+    const helpers = HELPERS.map(({ file, call }) => ({ lua: readFileSync(join(DIR, 'includes', file), 'utf8'), call }));
     const prologue = readFileSync(join(DIR, 'includes', 'emit.lua'), 'utf8');
     for (const [name, { file, keys }] of Object.entries(SCRIPTS) as Array<[ScriptName, { file: string; keys: number }]>) {
       const command = `parley_${name}`;
       if (!(command in redis)) {
-        redis.defineCommand(command, { lua: source(file, clock, prologue), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
+        redis.defineCommand(command, { lua: source(file, helpers, prologue), ...(keys >= 0 ? { numberOfKeys: keys } : {}) });
       }
       const fn = (redis as unknown as Record<string, ScriptFn>)[command];
       commands[name] = (...args: Arg[]) => fn.apply(redis, args);

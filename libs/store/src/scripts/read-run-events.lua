@@ -7,24 +7,10 @@
 -- cut (`seqsCut` of a run, the owner's digest)
 -- Result: {truncated, entries}: truncated 1 when the run had events after since that the stream (or
 --   its seqs) no longer holds, else 0; entries the events' stream entries ({id, fields}), oldest first (at most limit)
-local SEQ_BYTES = 6
 local since, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local count = redis.call('STRLEN', KEYS[1]) / SEQ_BYTES
-local function seqAt(i)
-  return (struct.unpack('>I6', redis.call('GETRANGE', KEYS[1], i * SEQ_BYTES, i * SEQ_BYTES + SEQ_BYTES - 1)))
-end
--- Binary search: the index of the run's first seq above `above` (count when none is).
 local function firstAbove(above)
-  local lo, hi = 0, count
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if seqAt(mid) > above then
-      hi = mid
-    else
-      lo = mid + 1
-    end
-  end
-  return lo
+  return firstPackedAbove(KEYS[1], count, above)
 end
 -- Below the floor the stream holds nothing: the newest event trimmed, or before its oldest entry
 -- (a stream trimmed by an older release, which kept no record of it).

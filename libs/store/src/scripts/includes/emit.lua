@@ -73,7 +73,6 @@ end
 -- Redis keeps them in (a list costs twice as much, a stream of its own ~4.7 KB, since Redis
 -- preallocates a stream's newest node). Trimmed to the newest MAXLEN, 100 seqs at a time: returns
 -- the string's length and, when it was trimmed, the newest seq cut.
-local SEQ_BYTES = 6
 local function appendPacked(seqsKey, seq)
   local length = redis.call('APPEND', seqsKey, struct.pack('>I6', seq))
   local keep = tonumber(MAXLEN) * SEQ_BYTES
@@ -106,23 +105,11 @@ end
 local OWNER_CUTS = TENANT_TAG .. 'owner-cuts'
 local OWNER_SEQS_FROM = TENANT_TAG .. 'owner-seqs-from'
 local function dropTrimmedSeqs(seqsKey, length, digest)
-  local trimmed = tonumber(redis.call('GET', TRIMMED) or '0')
-  local function seqAt(i)
-    return (struct.unpack('>I6', redis.call('GETRANGE', seqsKey, i * SEQ_BYTES, i * SEQ_BYTES + SEQ_BYTES - 1)))
-  end
-  -- How many of the seqs are of trimmed events (they are ascending): a binary search.
-  local lo, hi = 0, length / SEQ_BYTES
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if seqAt(mid) <= trimmed then
-      lo = mid + 1
-    else
-      hi = mid
-    end
-  end
-  if lo > 0 then
-    redis.call('HSET', OWNER_CUTS, digest, string.format('%d', seqAt(lo - 1)))
-    redis.call('SET', seqsKey, redis.call('GETRANGE', seqsKey, lo * SEQ_BYTES, -1))
+  -- How many of the seqs are of trimmed events.
+  local trimmedCount = firstPackedAbove(seqsKey, length / SEQ_BYTES, tonumber(redis.call('GET', TRIMMED) or '0'))
+  if trimmedCount > 0 then
+    redis.call('HSET', OWNER_CUTS, digest, string.format('%d', packedSeqAt(seqsKey, trimmedCount - 1)))
+    redis.call('SET', seqsKey, redis.call('GETRANGE', seqsKey, trimmedCount * SEQ_BYTES, -1))
   end
 end
 
