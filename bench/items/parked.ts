@@ -105,7 +105,7 @@ async function parkOne(
   const created = await store.runs.create({ tenant, runId, owner: OWNER, agent: 'qone', task: 'do the thing', trigger: 'api' });
   expect(created.created).toBe(true);
   const lease = { tenant, runId, owner: OWNER, token: randomUUID() };
-  expect((await store.runs.acquire(tenant, runId, OWNER, lease.token, 'worker-1')).status).toBe('acquired');
+  expect((await store.runs.acquire(tenant, runId, OWNER, lease.token, { worker: 'worker-1' })).status).toBe('acquired');
   const call = { ...t.assistant.toolCalls[0], toolUseId: `toolu_${randomUUID().replace(/-/g, '').slice(0, 24)}`, effectId: `fx_${randomUUID()}` };
   const at = new Date().toISOString();
   const assistant = { ...t.assistant, toolCalls: [call], at };

@@ -3,7 +3,7 @@
  * (OpenInteractionCache). What it does not know (a claim, an answer given elsewhere) is decided
  * by the resolve step, with the same replies a read would have given.
  */
-import { RedisKeys } from '@parley/store';
+import { ParleyQueues, RedisKeys } from '@parley/store';
 import { OPEN_INTERACTION_ENTRY_BYTES, OpenInteractionCache } from '../../apps/gateway/src/interactions/open-interaction.cache';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
@@ -109,5 +109,40 @@ describe('answering an interaction the gateway saw open', () => {
     expect((await stack.answer(id, { text: 'go' })).status).toBe(200);
     await stack.waitForStatus(runId, 'finished');
     await waitFor(() => stack.gateway!.get(OpenInteractionCache).get('acme', id) === undefined, { message: 'the question to leave the cache' });
+  });
+});
+
+describe("the run's job an answer sends right behind its resolve", () => {
+  let stack: TestStack;
+  let keys: RedisKeys;
+
+  beforeAll(async () => {
+    // No sweeper round in the test's time: only the answers' own jobs can move the run on.
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent('patient', 0)]), overrides: { sweepMs: 3_600_000 } });
+    keys = new RedisKeys(stack.config.prefix);
+  });
+
+  afterAll(() => stack.close());
+
+  it('an answer refused by a claim leaves no job that would hold back the answer that comes after it', async () => {
+    const runId = await stack.startRun('patient');
+    const { id } = (await stack.waitForQuestion(runId)) as { id: string };
+    const cache = stack.gateway!.get(OpenInteractionCache);
+    const seen = (await waitFor(() => cache.get('acme', id), { message: 'the gateway to see the question open' }))!;
+    // The question was published with the run's wake counter as it parked.
+    expect(seen.parkedWake).toBe(Number((await stack.redis.hget(keys.run('acme', runId), 'wake')) ?? 0));
+    await stack.redis.hset(keys.interaction('acme', id), 'claimSubject', 'bob', 'claimUntil', Date.now() + 60_000);
+    expect((await stack.answer(id, { text: 'not mine to give' })).status).toBe(409);
+
+    // The job sent behind the refused resolve, numbered as the answer's wake would have been, is
+    // taken by the worker, which finds the run still waiting.
+    const early = await stack.gateway!.get(ParleyQueues).runs.getJob(`run.acme.${runId}.${seen.parkedWake! + 1}`);
+    expect(early).toBeDefined();
+    await waitFor(async () => (await early!.getState()) === 'completed', { message: 'the early job to be done' });
+    expect((await stack.run(runId)).run.status).toBe('waiting');
+
+    await stack.redis.hdel(keys.interaction('acme', id), 'claimSubject', 'claimUntil');
+    expect((await stack.answer(id, { text: 'mine now' })).status).toBe(200);
+    await stack.waitForStatus(runId, 'finished');
   });
 });

@@ -80,8 +80,10 @@ export type ParleyEvent = { [T in EventType]: { seq: number; tenant: string; run
  * An event as the scripts publish it on the fan-out channel (internal to Parley): the envelope plus
  * `prev`, the tenant's seq before this one (seqs are not consecutive), so a subscriber knows when it
  * missed a message. Messages of releases before it had none (their seqs were consecutive).
+ * `wake`, on an `interaction.opened` that parked its run: the run's wake counter as it parked (the
+ * answer's job is numbered one past it, unless another wake came first).
  */
-export type PublishedEvent = ParleyEvent & { prev?: number };
+export type PublishedEvent = ParleyEvent & { prev?: number; wake?: number };
 
 /**
  * One message on the fan-out channel: the events one script wrote, in seq order, all of one tenant

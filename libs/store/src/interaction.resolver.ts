@@ -10,6 +10,14 @@ type ResolveInput = { interaction: Interaction; outcome: Outcome; answer?: Answe
 /**
  * Resolves an interaction (answer, deadline) and wakes its run: the atomic resolve decides, then
  * the resume job is enqueued with the id derived from the wake counter the script bumped.
+ *
+ * When the caller knows the run's wake counter as it parked (`parkedWake`), the job is not held
+ * back until the resolve replies: numbered one past that counter, it is sent right behind the
+ * resolve on the same connection (Redis runs it second), and the run resumes a round trip sooner.
+ * Should the resolve not give that number (refused, another wake came first, or a resend after
+ * NOSCRIPT put the job first), the job is enqueued as usual with the number it gave. The early job
+ * then either finds the run queued and advances it, or finds it waiting and raises its wake counter
+ * to the job's number (acquire-lease.lua), so no later wake is given the id of a job that is done.
  */
 export class InteractionResolver {
   constructor(
@@ -17,11 +25,16 @@ export class InteractionResolver {
     private readonly queues: ParleyQueues,
   ) {}
 
-  async resolve(input: ResolveInput): Promise<ResolveResult> {
-    const { result, readBack } = await this.decide(input);
+  async resolve(input: ResolveInput, parkedWake?: number): Promise<ResolveResult> {
     const { tenant, runId } = input.interaction;
+    const deciding = this.decide(input);
+    const predicted = parkedWake !== undefined && this.queues.ordersBehindScripts ? parkedWake + 1 : undefined;
+    const early = predicted === undefined ? Promise.resolve(false) : this.queues.enqueueRunBehindScripts({ tenant, runId, wake: predicted }).then(() => true, () => false);
+    const { result, readBack } = await deciding;
     if (result.status === 'resolved' && result.wake !== null) {
-      await this.queues.enqueueRun({ tenant, runId, wake: result.wake });
+      if (result.wake !== predicted || !(await early)) {
+        await this.queues.enqueueRun({ tenant, runId, wake: result.wake });
+      }
     } else if (readBack || (result.status === 'conflict' && isTheSameResolution(result.interaction, input))) {
       // This very resolution, recorded by a try whose reply was lost (this one, or the caller's
       // earlier one): that try may have died before its enqueue, so the run gets its job now (a
@@ -31,6 +44,8 @@ export class InteractionResolver {
         await this.queues.enqueueRun({ tenant, runId, wake });
       }
     }
+    // Sent behind the resolve, it has its reply by now or right after: nothing is left in flight.
+    await early;
     return result;
   }
 

@@ -1,4 +1,5 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { QUEUES, jobIds, type DeadlineJob, type RunJob, type ScheduleJob } from '@parley/contracts';
 import { canonicalJson } from '@parley/tools';
 
@@ -35,11 +36,27 @@ export class ParleyQueues {
   readonly runs: Queue<RunJob>;
   readonly deadlines: Queue<DeadlineJob>;
   readonly schedules: Queue<ScheduleJob>;
+  /** `runs` again, on the connection the store's scripts go over (see enqueueRunBehindScripts). */
+  private readonly runsBehindScripts?: Queue<RunJob>;
 
-  constructor(connection: ConnectionOptions, readonly prefix: string) {
+  /**
+   * `scriptConnection`: the store's own connection to a single Redis (not a cluster, where the job
+   * and a run's keys live on different nodes), when this process adds jobs behind its scripts.
+   */
+  constructor(
+    connection: ConnectionOptions,
+    readonly prefix: string,
+    scriptConnection?: Redis,
+  ) {
     this.runs = new Queue<RunJob>(QUEUES.runs, { connection, prefix });
     this.deadlines = new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix });
     this.schedules = new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix });
+    this.runsBehindScripts = scriptConnection && new Queue<RunJob>(QUEUES.runs, { connection: scriptConnection, prefix });
+  }
+
+  /** Whether enqueueRunBehindScripts can keep its order. */
+  get ordersBehindScripts(): boolean {
+    return this.runsBehindScripts !== undefined;
   }
 
   /** Every queue above, for dashboards and gauges. */
@@ -49,6 +66,15 @@ export class ParleyQueues {
 
   async enqueueRun(job: RunJob): Promise<void> {
     await this.runs.add('advance', job, runJobOptions(job));
+  }
+
+  /**
+   * Adds a run's job on the store's connection: Redis runs it after every script this process sent
+   * over it before, replies or not (one connection keeps its order). Without such a connection it
+   * adds it as enqueueRun does, with no order.
+   */
+  async enqueueRunBehindScripts(job: RunJob): Promise<void> {
+    await (this.runsBehindScripts ?? this.runs).add('advance', job, runJobOptions(job));
   }
 
   /** Many at once, in one round trip (the runs a deadline sweep woke). */
@@ -121,7 +147,7 @@ export class ParleyQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.deadlines.close(), this.schedules.close()]);
+    await Promise.all([this.runs.close(), this.deadlines.close(), this.schedules.close(), this.runsBehindScripts?.close()]);
   }
 }
 

@@ -136,15 +136,17 @@ export class RunRepository {
   /**
    * `owner` '' = the run's own (read by the script). `worker` names the caller in the run's `worker`
    * field, for operators and tests. `logFrom`: the log is read from that entry on in the same step
-   * (-1: not read). Neither costs a round trip.
+   * (-1: not read). Neither costs a round trip. `jobWake`: the wake number of the job acquiring (a
+   * waiting run's counter is raised to it, see acquire-lease.lua).
    */
-  async acquire(tenant: string, runId: string, owner: string, token: string, worker = '', logFrom = -1): Promise<AcquireResult> {
+  async acquire(tenant: string, runId: string, owner: string, token: string, options: { worker?: string; logFrom?: number; jobWake?: number } = {}): Promise<AcquireResult> {
+    const { worker = '', logFrom = -1, jobWake } = options;
     const { keys, args } = this.ctx.prologue(tenant, runId, owner);
     const k = this.ctx.keys;
     const [status, detail, third, logLines] = (await this.ctx.scripts.run(
       'acquireLease',
       [...keys, k.run(tenant, runId), k.runInbox(tenant, runId), k.runMessages(tenant, runId), k.runLog(tenant, runId)],
-      [...args, token, this.ctx.options.leaseMs, worker, logFrom],
+      [...args, token, this.ctx.options.leaseMs, worker, logFrom, jobWake ?? ''],
     )) as [string, string | string[], (string | number)?, string[]?];
     switch (status) {
       case 'acquired': {

@@ -1,4 +1,5 @@
 import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { CLOSE_BOUND_MS, settlesWithin } from './queue.worker';
 import { ParleyQueues } from './queues';
@@ -41,7 +42,8 @@ export class StoreModule implements OnApplicationShutdown {
         {
           provide: ParleyQueues,
           inject: [QUEUE_REDIS, ParleyStore],
-          useFactory: (redis: RedisClient, store: ParleyStore) => new ParleyQueues(redis, store.ctx.keys.bullPrefix()),
+          useFactory: (redis: RedisClient, store: ParleyStore) =>
+            new ParleyQueues(redis, store.ctx.keys.bullPrefix(), store.ctx.redis instanceof Redis ? store.ctx.redis : undefined),
         },
         { provide: RunControl, inject: [ParleyStore, ParleyQueues], useFactory: (store: ParleyStore, queues: ParleyQueues) => new RunControl(store, queues) },
       ],

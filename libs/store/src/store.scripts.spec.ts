@@ -5,6 +5,8 @@ import type { AcquireResult, Lease, NewRun } from './run.repository';
 import { ParleyStore } from './store';
 import { NO_DEADLINE_SCORE } from './interaction.repository';
 import { LeaseLostError } from './lease.errors';
+import { InteractionResolver } from './interaction.resolver';
+import { ParleyQueues } from './queues';
 import { RedisWorkspace } from './workspace.repository';
 import { waitFor } from '../../../test/support/wait-for';
 
@@ -30,6 +32,8 @@ const LABELS = ['Workshop', 'Retreat', 'Party'];
 const RETREAT: Answer = { kind: 'multiple_choice', choices: [1], labels: ['Retreat'] };
 
 const clients: Redis[] = [];
+/** Closed after each test, before its clients. */
+const closers: Array<() => Promise<void>> = [];
 const prefixes = new Set<string>();
 let admin: Redis;
 
@@ -64,6 +68,7 @@ afterEach(async () => {
     }
   }
   prefixes.clear();
+  await Promise.all(closers.splice(0).map((close) => close()));
   await Promise.all(clients.splice(0).map((client) => client.quit()));
 });
 
@@ -206,7 +211,7 @@ describe('create and acquire', () => {
   it("hands back the run as it stands under the new lease; with no owner given, the run's own owner is on the event", async () => {
     const store = makeStore();
     const run = await newRun(store);
-    const acquired = await store.runs.acquire(TENANT, run.runId, '', 'token-a', 'worker-7');
+    const acquired = await store.runs.acquire(TENANT, run.runId, '', 'token-a', { worker: 'worker-7' });
     expect(acquired).toEqual({ status: 'acquired', run: await store.runs.get(TENANT, run.runId), pendingMessages: 0, stopAsked: false, logLines: [] });
     expect(acquired).toMatchObject({ run: { owner: 'alice', status: 'running', agent: 'demo', task: 'Plan a team offsite' } });
     expect((await events(store)).at(-1)).toMatchObject({ type: 'run.status', owner: 'alice', data: { status: 'running' } });
@@ -218,7 +223,7 @@ describe('create and acquire', () => {
     const run = await newRun(store);
     const log = await store.runs.readLogLines(TENANT, run.runId, 0);
     expect(log.length).toBeGreaterThan(0);
-    const first = await store.runs.acquire(TENANT, run.runId, '', 'token-a', '', 0);
+    const first = await store.runs.acquire(TENANT, run.runId, '', 'token-a', { logFrom: 0 });
     expect(first).toMatchObject({ status: 'acquired', logLines: log });
     await waitForTakeover(store, run, 'token-b');
     const holder = { tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' };
@@ -226,7 +231,7 @@ describe('create and acquire', () => {
     // Events alone (streamed deltas) append no entry: no digest is computed for them.
     expect(await store.runs.append(holder, null, [{ type: 'message.delta', data: { text: 'Hel' } }])).toEqual({ status: 'ok', length: log.length + 1, previousSha1: null });
     await store.runs.release({ tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-b' });
-    const tail = await store.runs.acquire(TENANT, run.runId, '', 'token-c', '', log.length - 1);
+    const tail = await store.runs.acquire(TENANT, run.runId, '', 'token-c', { logFrom: log.length - 1 });
     expect(tail).toMatchObject({ status: 'acquired', logLines: [log.at(-1), expect.stringContaining('"text":"more"')] });
   });
 
@@ -399,7 +404,7 @@ describe('park opens the interaction and files its deadline', () => {
     const store = makeStore();
     const run = await newRun(store);
     const lease = { tenant: TENANT, runId: run.runId, owner: run.owner, token: 'token-a' };
-    expect((await store.runs.acquire(TENANT, run.runId, run.owner, lease.token, 'worker-7')).status).toBe('acquired');
+    expect((await store.runs.acquire(TENANT, run.runId, run.owner, lease.token, { worker: 'worker-7' })).status).toBe('acquired');
     expect(await admin.hget(store.ctx.keys.run(TENANT, run.runId), 'worker')).toBe('worker-7');
     const seq = await store.events.lastSeq(TENANT);
     const checkpoint = { stage: 'draft', point: 'publish', round: 0, purpose: 'decide' as const };
@@ -721,9 +726,9 @@ describe('events', () => {
     expect(await store.events.readTenant(TENANT, all[2].seq, 2)).toEqual(all.slice(3, 5));
     expect(await store.events.readRun(TENANT, run.runId, all[3].seq, 1000)).toEqual(all.slice(4));
 
-    // Published live in the same step, in the same order, each naming the tenant's seq before it:
-    // one message per step, holding that step's events.
-    const named = all.map((event, i) => ({ ...event, prev: i === 0 ? 0 : all[i - 1].seq }));
+    // Published live in the same step, in the same order, each naming the tenant's seq before it
+    // (and the question, the run's wake counter as it parked): one message per step, holding that step's events.
+    const named = all.map((event, i) => ({ ...event, prev: i === 0 ? 0 : all[i - 1].seq, ...(event.type === 'interaction.opened' ? { wake: 0 } : {}) }));
     const steps = [[0, 1], [2], [3], [4, 5], [6, 7], [8], [9, 10]];
     await waitFor(() => published.length >= steps.length, { timeoutMs: 5000, message: 'the published events' });
     expect(published).toEqual(steps.map((step) => step.map((i) => named[i])));
@@ -1344,5 +1349,107 @@ describe('sub-agents', () => {
     await store.runs.end(lease, { status: 'finished', reason: 'finish' });
     expect(await store.messages.post(target, message(3))).toEqual({ status: 'ended', runStatus: 'finished' });
     expect(await store.messages.post({ ...target, id: 'nope' }, message(4))).toEqual({ status: 'missing' });
+  });
+});
+
+describe("an answer's job sent behind its resolve (InteractionResolver with the parked wake)", () => {
+  /** A store with its queues, the runs queue also on the store's own connection, as a gateway has them. */
+  function withQueues(): { store: ParleyStore; queues: ParleyQueues; resolver: InteractionResolver; jobIds: (run: NewRun) => Promise<string[]> } {
+    const store = makeStore();
+    const queueConnection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    clients.push(queueConnection);
+    const queues = new ParleyQueues(queueConnection, store.ctx.keys.bullPrefix(), store.ctx.redis as Redis);
+    closers.push(() => queues.close());
+    const jobIds = async (run: NewRun) =>
+      (await queues.runs.getJobs(['waiting', 'active', 'completed', 'delayed']))
+        .filter((job) => job.data.runId === run.runId)
+        .map((job) => job.id ?? '')
+        .sort();
+    return { store, queues, resolver: new InteractionResolver(store, queues), jobIds };
+  }
+
+  /** What a worker's first step does with a job of that wake (acquire-lease), as far as the run's counter goes. */
+  async function takeJob(store: ParleyStore, run: NewRun, wake: number): Promise<AcquireResult> {
+    return store.runs.acquire(run.tenant, run.runId, '', randomUUID(), { jobWake: wake });
+  }
+
+  const counter = async (store: ParleyStore, run: NewRun) => Number((await runHash(store, run)).wake ?? 0);
+  const jobId = (run: NewRun, wake: number) => `run.${run.tenant}.${run.runId}.${wake}`;
+
+  it('park publishes the run wake counter with interaction.opened, and only there: the stored event has none', async () => {
+    const store = makeStore();
+    const published: PublishedMessage[] = [];
+    const subscriber = new Redis(REDIS_URL);
+    clients.push(subscriber);
+    subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as PublishedMessage));
+    await subscriber.subscribe(store.ctx.keys.eventsChannel());
+    const { run, interaction } = await waitingRun(store);
+    await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
+    const again = await acquire(store, run);
+    const second = await parkAsking(store, again, request(run));
+
+    const opened = () => published.flat().filter((event) => event.type === 'interaction.opened');
+    await waitFor(() => opened().length === 2);
+    expect(opened().map((event) => event.wake)).toEqual([0, 1]);
+    expect(published.flat().filter((event) => event.type !== 'interaction.opened' && 'wake' in event)).toEqual([]);
+    const stored = (await events(store)).filter((event) => event.type === 'interaction.opened');
+    expect(stored.map((event) => (event.data).interaction.id)).toEqual([interaction.id, second.id]);
+    expect(stored.every((event) => !('wake' in event))).toBe(true);
+  });
+
+  it('with the wake it parked at, the job goes out numbered one past it, as the resolve numbers the wake', async () => {
+    const { store, resolver, jobIds } = withQueues();
+    const { run, interaction } = await waitingRun(store);
+    const result = await resolver.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }, 0);
+    expect(result).toMatchObject({ status: 'resolved', wake: 1 });
+    expect(await jobIds(run)).toEqual([jobId(run, 1)]);
+  });
+
+  it('with a stale parked wake (the run was woken since), the job of the wake the resolve gave is enqueued too', async () => {
+    const { store, resolver, jobIds } = withQueues();
+    const { run, interaction } = await waitingRun(store);
+    // Another wake since the question was published (its job done), and the run parked again on it.
+    await admin.hset(store.ctx.keys.run(TENANT, run.runId), 'wake', 1);
+
+    const result = await resolver.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }, 0);
+    expect(result).toMatchObject({ status: 'resolved', wake: 2 });
+    expect(await jobIds(run)).toEqual([jobId(run, 1), jobId(run, 2)]);
+  });
+
+  it('a refused answer leaves an early job; taking it raises the counter, so the next wake gets a job of its own', async () => {
+    const { store, resolver, jobIds } = withQueues();
+    const { run, interaction } = await approvalRun(store);
+    expect(await store.interactions.claim(interaction, { ...ADA, subject: 'ada' }, Date.now() + 60_000)).toMatchObject({ status: 'claimed' });
+    expect(await resolver.resolve({ interaction, outcome: 'answered', answer: ALLOW_RUN, by: BOB }, 0)).toMatchObject({ status: 'claimed' });
+    expect(await jobIds(run)).toEqual([jobId(run, 1)]);
+    expect(await takeJob(store, run, 1)).toEqual({ status: 'idle', runStatus: 'waiting' });
+    expect(await counter(store, run)).toBe(1);
+
+    const answered = await resolver.resolve({ interaction, outcome: 'answered', answer: ALLOW_RUN, by: ADA }, 0);
+    expect(answered).toMatchObject({ status: 'resolved', wake: 2 });
+    expect(await jobIds(run)).toEqual([jobId(run, 1), jobId(run, 2)]);
+    expect(await takeJob(store, run, 2)).toMatchObject({ status: 'acquired' });
+  });
+
+  it('an early job taken before its resolve ran (a resend put it first) does not swallow the wake', async () => {
+    const { store, queues, resolver, jobIds } = withQueues();
+    const { run, interaction } = await waitingRun(store);
+    await queues.enqueueRunBehindScripts({ tenant: TENANT, runId: run.runId, wake: 1 });
+    expect(await takeJob(store, run, 1)).toEqual({ status: 'idle', runStatus: 'waiting' });
+
+    expect(await resolver.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }, 0)).toMatchObject({ status: 'resolved', wake: 2 });
+    expect(await jobIds(run)).toEqual([jobId(run, 1), jobId(run, 2)]);
+  });
+
+  it("a job's wake raises only a waiting run's counter, and only upwards", async () => {
+    const store = makeStore();
+    const { run } = await waitingRun(store);
+    await admin.hset(store.ctx.keys.run(TENANT, run.runId), 'wake', 5);
+    expect(await takeJob(store, run, 3)).toEqual({ status: 'idle', runStatus: 'waiting' });
+    expect(await counter(store, run)).toBe(5);
+
+    const queued = await newRun(store);
+    expect(await takeJob(store, queued, 7)).toMatchObject({ status: 'acquired' });
+    expect(await counter(store, queued)).toBe(0);
   });
 });

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ParleyEvent, PublishedEvent, PublishedMessage } from '@parley/contracts';
+import type { ParleyEvent, PublishedMessage } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parley/store';
 
 type Listener = (event: ParleyEvent) => void;
+/** `parkedWake`: the `wake` an `interaction.opened` was published with (see the contracts' PublishedEvent). */
+type PublishedListener = (event: ParleyEvent, parkedWake: number | undefined) => void;
 
 interface TenantFeed {
   lastSeq: number;
@@ -30,7 +32,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(EventFeed.name);
   private readonly subscriber: RedisClient;
   private readonly listeners = new Set<Listener>();
-  private readonly published = new Set<Listener>();
+  private readonly published = new Set<PublishedListener>();
   private readonly tenants = new Map<string, TenantFeed>();
   private connectedOnce = false;
   private closed = false;
@@ -71,7 +73,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Every tenant's events as published, in order, but with no gap filled (a disconnect loses some). */
-  onPublished(listener: Listener): () => void {
+  onPublished(listener: PublishedListener): () => void {
     this.published.add(listener);
     return () => this.published.delete(listener);
   }
@@ -114,21 +116,21 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
       return;
     }
     // One script's events (one tenant's, as the scripts write them; grouped anyway), in seq order.
-    const byTenant = new Map<string, PublishedEvent[]>();
+    const byTenant = new Map<string, Array<{ event: ParleyEvent; prev?: number }>>();
     for (const published of Array.isArray(parsed) ? parsed : [parsed]) {
-      const { prev: _prev, ...event } = published;
-      this.published.forEach((listener) => listener(event));
+      const { prev, wake, ...event } = published;
+      this.published.forEach((listener) => listener(event, wake));
       const batch = byTenant.get(event.tenant);
       if (batch) {
-        batch.push(published);
+        batch.push({ event, prev });
       } else {
-        byTenant.set(event.tenant, [published]);
+        byTenant.set(event.tenant, [{ event, prev }]);
       }
     }
     // Tenants no socket here subscribed to are not followed: a later subscribe replays from the stream.
     byTenant.forEach((batch, tenant) =>
       this.enqueue(tenant, async (state) => {
-        for (const { prev, ...event } of batch) {
+        for (const { event, prev } of batch) {
           // Seqs are not consecutive: each event names the tenant's seq before it (one published by
           // an older release, whose seqs were, does not).
           if ((prev ?? event.seq - 1) > state.lastSeq) {

@@ -76,7 +76,7 @@ export class InteractionsService {
    */
   async answer(user: TokenClaims, interactionId: string, body: AnswerBody): Promise<Interaction> {
     const seen = this.openCache.get(user.tenant, interactionId);
-    const cached = seen && this.auth.canSee(user, seen) ? seen : undefined;
+    const cached = seen && this.auth.canSee(user, seen.interaction) ? seen.interaction : undefined;
     const interaction = cached ?? (await this.get(user, interactionId));
     refuseUnlessAnswerable(user, interaction);
     let answer: Answer;
@@ -91,7 +91,8 @@ export class InteractionsService {
       throw error;
     }
     const by: Actor = { kind: 'user', subject: user.sub, role: user.role };
-    const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by });
+    // The run's job goes out right behind the resolve when the gateway knows its number (see InteractionResolver).
+    const result = await this.resolver.resolve({ interaction, outcome: 'answered', answer, by }, cached ? seen?.parkedWake : undefined);
     switch (result.status) {
       case 'resolved':
         this.logger.log({ msg: 'interaction answered', tenant: user.tenant, runId: interaction.runId, interactionId, by: user.sub });

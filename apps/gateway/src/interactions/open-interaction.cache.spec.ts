@@ -36,19 +36,20 @@ const resolved = (seq: number, id: string): ParleyEvent => ({
 });
 
 describe('OpenInteractionCache', () => {
-  function cacheFed(): { cache: OpenInteractionCache; feed: (event: ParleyEvent) => void } {
-    const listeners: Array<(event: ParleyEvent) => void> = [];
-    const feed = { onPublished: (listener: (event: ParleyEvent) => void) => (listeners.push(listener), () => listeners.splice(listeners.indexOf(listener), 1)) };
+  function cacheFed(): { cache: OpenInteractionCache; feed: (event: ParleyEvent, parkedWake?: number) => void } {
+    type Listener = (event: ParleyEvent, parkedWake?: number) => void;
+    const listeners: Listener[] = [];
+    const feed = { onPublished: (listener: Listener) => (listeners.push(listener), () => listeners.splice(listeners.indexOf(listener), 1)) };
     const cache = new OpenInteractionCache(feed as unknown as EventFeed);
-    return { cache, feed: (event) => listeners.forEach((l) => l(event)) };
+    return { cache, feed: (event, parkedWake) => listeners.forEach((l) => l(event, parkedWake)) };
   }
 
   it('holds an interaction from its opening to its resolution, per tenant', () => {
     const { cache, feed } = cacheFed();
-    feed(opened(1, 'ix-1'));
+    feed(opened(1, 'ix-1'), 4);
     feed(opened(2, 'ix-1', 'globex'));
-    expect(cache.get('acme', 'ix-1')).toEqual(interaction('ix-1'));
-    expect(cache.get('globex', 'ix-1')?.tenant).toBe('globex');
+    expect(cache.get('acme', 'ix-1')).toEqual({ interaction: interaction('ix-1'), parkedWake: 4 });
+    expect(cache.get('globex', 'ix-1')).toEqual({ interaction: { ...interaction('ix-1'), tenant: 'globex' } });
     expect(cache.get('acme', 'ix-2')).toBeUndefined();
     feed(resolved(3, 'ix-1'));
     expect(cache.get('acme', 'ix-1')).toBeUndefined();
@@ -82,7 +83,7 @@ describe('OpenInteractionCache', () => {
   it('does not cache an interaction over OPEN_INTERACTION_ENTRY_BYTES (its answer reads Redis), nor keep an older copy of it', () => {
     const { cache, feed } = cacheFed();
     feed(openedOfBytes(1, 'ix-small', OPEN_INTERACTION_ENTRY_BYTES));
-    expect(jsonBytes(cache.get('acme', 'ix-small'))).toBe(OPEN_INTERACTION_ENTRY_BYTES);
+    expect(jsonBytes(cache.get('acme', 'ix-small')?.interaction)).toBe(OPEN_INTERACTION_ENTRY_BYTES);
     feed(openedOfBytes(2, 'ix-big', OPEN_INTERACTION_ENTRY_BYTES + 1));
     expect(cache.get('acme', 'ix-big')).toBeUndefined();
     // The same interaction announced again, now too big: the copy cached before is dropped too.
@@ -96,7 +97,7 @@ describe('OpenInteractionCache', () => {
     feed(opened(1, 'ix-1'));
     feed(opened(2, 'ix-1'));
     feed(opened(3, 'ix-2'));
-    expect(cache.bytes).toBe(jsonBytes(cache.get('acme', 'ix-1')) + jsonBytes(cache.get('acme', 'ix-2')));
+    expect(cache.bytes).toBe(jsonBytes(cache.get('acme', 'ix-1')?.interaction) + jsonBytes(cache.get('acme', 'ix-2')?.interaction));
     feed(resolved(4, 'ix-1'));
     feed(resolved(5, 'ix-2'));
     expect({ size: cache.size, bytes: cache.bytes }).toEqual({ size: 0, bytes: 0 });

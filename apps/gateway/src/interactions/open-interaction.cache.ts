@@ -14,8 +14,14 @@ export const OPEN_INTERACTION_CACHE_BYTES = 64 * 1024 * 1024;
  */
 export const OPEN_INTERACTION_ENTRY_BYTES = 32 * 1024;
 
-interface Cached {
+/** An open interaction as announced, and the run's wake counter as it parked, when published with it. */
+export interface SeenOpen {
   interaction: Interaction;
+  parkedWake?: number;
+}
+
+interface Cached {
+  seen: SeenOpen;
   bytes: number;
 }
 
@@ -36,7 +42,7 @@ export class OpenInteractionCache implements OnModuleDestroy {
   constructor(feed: EventFeed) {
     // Every tenant's, sockets here or not (an approval is often answered over HTTP); a missed event
     // leaves at worst a stale entry, which the resolve step corrects.
-    this.unsubscribe = feed.onPublished((event) => this.observe(event));
+    this.unsubscribe = feed.onPublished((event, parkedWake) => this.observe(event, parkedWake));
   }
 
   onModuleDestroy(): void {
@@ -45,8 +51,8 @@ export class OpenInteractionCache implements OnModuleDestroy {
     this.totalBytes = 0;
   }
 
-  get(tenant: string, interactionId: string): Interaction | undefined {
-    return this.open.get(keyOf(tenant, interactionId))?.interaction;
+  get(tenant: string, interactionId: string): SeenOpen | undefined {
+    return this.open.get(keyOf(tenant, interactionId))?.seen;
   }
 
   get size(): number {
@@ -58,22 +64,22 @@ export class OpenInteractionCache implements OnModuleDestroy {
     return this.totalBytes;
   }
 
-  observe(event: ParleyEvent): void {
+  observe(event: ParleyEvent, parkedWake?: number): void {
     if (event.type === 'interaction.opened') {
-      this.add(event.tenant, event.data.interaction);
+      this.add(event.tenant, event.data.interaction, parkedWake);
     } else if (event.type === 'interaction.resolved') {
       this.remove(keyOf(event.tenant, event.data.interactionId));
     }
   }
 
-  private add(tenant: string, interaction: Interaction): void {
+  private add(tenant: string, interaction: Interaction, parkedWake: number | undefined): void {
     const key = keyOf(tenant, interaction.id);
     this.remove(key);
     const bytes = Buffer.byteLength(JSON.stringify(interaction));
     if (bytes > OPEN_INTERACTION_ENTRY_BYTES) {
       return;
     }
-    this.open.set(key, { interaction, bytes });
+    this.open.set(key, { seen: parkedWake === undefined ? { interaction } : { interaction, parkedWake }, bytes });
     this.totalBytes += bytes;
     while (this.open.size > OPEN_INTERACTION_CACHE_SIZE || this.totalBytes > OPEN_INTERACTION_CACHE_BYTES) {
       this.remove(this.open.keys().next().value as string);

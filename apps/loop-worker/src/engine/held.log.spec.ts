@@ -242,7 +242,7 @@ describe('RecentLogs', () => {
     const run = { tenant: 'acme', runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan', trigger: 'api' as const };
     await store.runs.create(run);
     const lease = { tenant: 'acme', runId: run.runId, owner: 'alice', token: randomUUID() };
-    const acquired = await store.runs.acquire('acme', run.runId, 'alice', lease.token, 'w1', 0);
+    const acquired = await store.runs.acquire('acme', run.runId, 'alice', lease.token, { worker: 'w1', logFrom: 0 });
     expect(acquired.status).toBe('acquired');
     const recent = new RecentLogs(store, 1, 1000);
     const log = recent.forStep(lease);

@@ -65,7 +65,7 @@ export class RunEngine {
     // the part of its log this worker lacks.
     const token = randomUUID();
     const logFrom = this.resources.logs.readFrom(job.tenant, job.runId);
-    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, this.resources.workerId, logFrom);
+    const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, { worker: this.resources.workerId, logFrom, jobWake: job.wake });
     if (acquired.status === 'busy') {
       return acquired;
     }

@@ -2,11 +2,14 @@
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] run's pending messages  KEYS[7] run log
 -- ARGV[1..7] emit prologue (ARGV[3] owner: '' = read it from the run)  ARGV[8] lease token  ARGV[9] lease length (ms)
 -- ARGV[10] the acquiring worker's id, kept in the run's `worker` field ('' = leave it)
--- ARGV[11] the first log entry to return (-1 = none)
+-- ARGV[11] the first log entry to return (-1 = none)  ARGV[12] the job's wake number ('' = none)
 -- Result: {'acquired', run hash as field/value pairs, pending messages, log entries from ARGV[11]}
 --   | {'busy', ms until the current lease ends}
 --   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
+-- A waiting run's job that is ahead of its wake counter was sent alongside an answer whose resolve
+-- did not wake the run (refused, or run after it; see InteractionResolver): the counter is raised to
+-- the job's number, so that no later wake is given the id of this job, which is done.
 -- The run (and the part of its log the worker lacks) comes back with the lease, so that the
 -- worker's first round trip is this one. Leases are timed on Redis's clock (includes/clock.lua).
 local leaseNowMs = leaseClockMs()
@@ -21,6 +24,9 @@ if status == 'running' then
     return {'busy', tostring(untilMs - leaseNowMs)}
   end
 elseif status ~= 'queued' then
+  if status == 'waiting' and ARGV[12] ~= '' and tonumber(redis.call('HGET', KEYS[4], 'wake') or '0') < tonumber(ARGV[12]) then
+    redis.call('HSET', KEYS[4], 'wake', ARGV[12])
+  end
   return {'idle', status, run[3] or ''}
 end
 if OWNER == '' then

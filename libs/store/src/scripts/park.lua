@@ -11,6 +11,7 @@
 -- score for no deadline (past every deadline)  ARGV[16] number N of log entries to append first (0: the question
 -- is in the log already)  ARGV[17] number M of their events  ARGV[18 .. 17+N] entry JSON
 -- ARGV[18+N .. 17+N+2M] pairs of event type, event data JSON  ARGV[18+N+2M ..] the interaction hash's fields and values
+-- Published with `interaction.opened` (not stored): `wake`, the run's wake counter as it parks.
 -- Result: {'parked', due time of a deadline timer job to schedule, or ''} | {'continue'} (a wake arrived
 --   meanwhile: read the log again) | {'lost'} | {'cancelled'}
 local blocked = blockedStep(KEYS[4], ARGV[8])
@@ -41,6 +42,9 @@ if ARGV[11] ~= '' and redis.call('EXISTS', KEYS[6]) == 0 then
     timer = armDeadline(tonumber(ARGV[14])) or ''
   end
   emit('interaction.opened', ARGV[11])
+  -- The answer's job will be numbered one past the run's wake counter as it parks: a gateway sends
+  -- that job right behind the answer's resolve (InteractionResolver).
+  annotatePublished('wake', tonumber(redis.call('HGET', KEYS[4], 'wake') or '0'))
 end
 redis.call('HSET', KEYS[4], 'status', 'waiting', 'waitReason', ARGV[9], 'pendingInteractionId', ARGV[10], 'updatedAt', AT_MS)
 redis.call('HDEL', KEYS[4], 'lease', 'leaseUntil', 'worker')

@@ -205,6 +205,13 @@ local function emitFor(runSeqsKey, runId, owner, eventType, dataJson)
   return seq
 end
 
+-- Adds `"name":number` to the message of the event emitted last, as it is published (not as it is
+-- stored: like `prev`, it is for Parley's own subscribers).
+local function annotatePublished(name, value)
+  local last = published[#published]
+  published[#published] = string.sub(last, 1, -2) .. ',"' .. name .. '":' .. string.format('%d', value) .. '}'
+end
+
 -- Appends one event (type + JSON data) of this script's run.
 local function emit(eventType, dataJson)
   return emitFor(KEYS[3], RUN_ID, OWNER, eventType, dataJson)
