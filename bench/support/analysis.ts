@@ -233,7 +233,7 @@ function processNote(role: string, c: CycleResults): string {
   const flow = c.throughput.oneWorker.flow;
   if (role.startsWith('gateway')) {
     return (
-      'the answer (validation against the interaction as `interaction.opened` announced it, the resolve script, the `runs` enqueue) and the fan-out: each published message ' +
+      'the answer (validation against the interaction as `interaction.opened` announced it, the resolve script and the `runs` job sent behind it) and the fan-out: each published message ' +
       `(${cmd(c, 'publish').toFixed(1)} per cycle, one per script, holding its events: ${flow ? flow.events.toFixed(1) : 'n/a'} per cycle) is parsed, and each event is checked against every socket of the tenant and broadcast once. ` +
       'Fewer or smaller events cut it.'
     );

@@ -229,8 +229,8 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('');
     out.push(`Answers absorbed by a run still being advanced (no resume event, not timed): ${l.absorbed}. The Parley figure holds`);
     out.push('three process hops: client → gateway (validation, the resolve script, which also drops the');
-    out.push('deadline, the `runs` enqueue), gateway → worker (BullMQ pick-up, run read, lease script), worker → gateway → client');
-    out.push('(pub/sub, socket.io). The bare BullMQ round trip has one hop and no event back.');
+    out.push('deadline, and the `runs` job sent right behind it without waiting for its reply), gateway → worker (BullMQ pick-up,');
+    out.push('lease script), worker → gateway → client (pub/sub, socket.io). The bare BullMQ round trip has one hop and no event back.');
     out.push('');
 
     const t = c.throughput;
