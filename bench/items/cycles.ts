@@ -38,7 +38,18 @@ export interface ThroughputFigures {
 
 export interface CycleResults {
   latency: { runs: number; questionsPerRun: number; parleyResume: Latency; parleyCycle: Latency; absorbed: number; bull: Latency; miniResume: Latency };
-  throughput: { runs: number; questionsPerRun: number; concurrency: number; oneWorker: ThroughputFigures; twoWorkers: ThroughputFigures; mini: ThroughputFigures; shortRuns: ThroughputFigures & { questionsPerRun: number } };
+  throughput: {
+    runs: number;
+    questionsPerRun: number;
+    concurrency: number;
+    oneWorker: ThroughputFigures;
+    twoWorkers: ThroughputFigures;
+    /** The floor: the minimal park/resume, all in the bench process. */
+    mini: ThroughputFigures;
+    /** The same with its worker in a process of its own (the answerer stays in the bench process). */
+    miniSplit: ThroughputFigures;
+    shortRuns: ThroughputFigures & { questionsPerRun: number };
+  };
   bullCosts: PerCycleCosts;
 }
 
@@ -153,6 +164,26 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
   }
 }
 
+/** 2's floor: CONC_RUNS minimal park/resume runs at once, after a warm-up, alone on the machine. */
+async function floor(redisUrl: string, admin: Redis, redisPid: number | undefined, workerProcess: boolean): Promise<ThroughputFigures> {
+  const mini = new MiniParkResume(redisUrl, CONCURRENCY, { workerProcess });
+  try {
+    await mini.ready();
+    await mini.runAll(20, CONC_QUESTIONS);
+    mini.reset();
+    const cycles = CONC_RUNS * CONC_QUESTIONS;
+    const window = await CostWindow.open(admin, { redis: redisPid, ...(workerProcess ? { 'mini-worker': mini.workerPid } : {}) });
+    const t0 = performance.now();
+    await mini.runAll(CONC_RUNS, CONC_QUESTIONS);
+    const ms = performance.now() - t0;
+    const costs = await window.close();
+    expect(mini.answered).toBe(cycles);
+    return { cycles, ms, perSec: (cycles * 1000) / ms, resume: summarize(mini.resumeMs), absorbed: 0, costs: perCycleCosts(costs, cycles) };
+  } finally {
+    await mini.close();
+  }
+}
+
 const AGENTS = [
   questionerAgent('qmany', SEQ_QUESTIONS),
   questionerAgent('qfew', 5),
@@ -204,24 +235,10 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
     await bull.close();
   }
 
-  const mini = new MiniParkResume(redisUrl, CONCURRENCY);
-  let miniConc: ThroughputFigures;
-  try {
-    await mini.ready();
-    await mini.runAll(20, CONC_QUESTIONS);
-    mini.reset();
-    const concCycles = CONC_RUNS * CONC_QUESTIONS;
-    const window = await CostWindow.open(admin, { redis: redisPid });
-    const t0 = performance.now();
-    await mini.runAll(CONC_RUNS, CONC_QUESTIONS);
-    const ms = performance.now() - t0;
-    const costs = await window.close();
-    expect(mini.answered).toBe(concCycles);
-    miniConc = { cycles: concCycles, ms, perSec: (concCycles * 1000) / ms, resume: summarize(mini.resumeMs), absorbed: 0, costs: perCycleCosts(costs, concCycles) };
-  } finally {
-    await mini.close();
-  }
+  const miniConc = await floor(redisUrl, admin, redisPid, false);
   say(`2. minimal park/resume ${miniConc.perSec.toFixed(0)} cycles/s`);
+  const miniSplit = await floor(redisUrl, admin, redisPid, true);
+  say(`2. minimal park/resume, its worker in a process of its own: ${miniSplit.perSec.toFixed(0)} cycles/s`);
 
   return {
     latency: {
@@ -240,6 +257,7 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
       oneWorker,
       twoWorkers,
       mini: miniConc,
+      miniSplit,
       shortRuns: { ...shortRuns, questionsPerRun: SHORT_QUESTIONS },
     },
     bullCosts,

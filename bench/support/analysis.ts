@@ -90,7 +90,9 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
       `(${one.costs.cpu.map(([role, v]) => `${role} ${v.toFixed(2)}`).join(', ')}), against ${c.throughput.mini.costs.cpuTotal.toFixed(2)} ms for the raw floor. ` +
       `With ${r.cpus} cores that caps this machine at about ${n0((r.cpus * 1000) / cpu)} cycles/s whatever the process layout, which is why a second ` +
       `worker process adds ${two.perSec >= one.perSec * 1.1 ? 'little' : 'nothing'} (${n0(one.perSec)} → ${n0(two.perSec)} /s). ` +
-      `1,000 cycles/s here needs ≤ ${budget.toFixed(1)} ms of CPU per cycle: ${cpu > budget ? `about ${(cpu / budget).toFixed(1)}× less than now` : 'it is within that now'}.` +
+      `1,000 cycles/s here needs ≤ ${budget.toFixed(1)} ms of CPU per cycle: ${cpu > budget ? `about ${(cpu / budget).toFixed(1)}× less than now` : 'it is within that now'}. ` +
+      `The floor itself runs at ${n0(c.throughput.miniSplit.perSec)} /s with its worker in a process of its own (${c.throughput.miniSplit.costs.cpuTotal.toFixed(2)} ms of CPU per cycle), ` +
+      `${(c.throughput.miniSplit.perSec / c.throughput.mini.perSec).toFixed(2)}× its figure in one process; Parley's 1-worker figure is ${(one.perSec / c.throughput.miniSplit.perSec).toFixed(2)}× that split floor.` +
       (r.langgraph
         ? ` Against LangGraph the best Parley figure is ${(best / r.langgraph.memory.perSec).toFixed(2)}× MemorySaver (target 3×)${'perSec' in r.langgraph.postgres ? ` and ${(best / r.langgraph.postgres.perSec).toFixed(2)}× PostgresSaver, the durable LangGraph setup` : ''}.`
         : ''),

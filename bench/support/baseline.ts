@@ -1,6 +1,12 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { compileHook } from '../../test/harness/harness';
 import { deletePrefix, nowMs, sleep } from './stats';
 
 const JOB_OPTS = { removeOnComplete: true, removeOnFail: true } as const;
@@ -64,9 +70,61 @@ redis.call('HSET', KEYS[1], 'status', 'waiting', 'step', ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', 100000, '*', 'run', ARGV[1], 'step', ARGV[2])
 return 1`;
 
-interface MiniJob {
+export interface MiniJob {
   runId: string;
   step: number;
+  questions: number;
+}
+
+type MiniRedis = Redis & { miniPark: (...args: Array<string | number>) => Promise<unknown> };
+
+/** `redis` with the park script defined on it. */
+export function withMiniPark(redis: Redis): MiniRedis {
+  redis.defineCommand('miniPark', { numberOfKeys: 2, lua: PARK_LUA });
+  return redis as MiniRedis;
+}
+
+/** The keys of one minimal park/resume instance. */
+export const miniKeys = (prefix: string) => ({ stream: `${prefix}:questions`, run: (runId: string) => `${prefix}:run:${runId}`, bull: `${prefix}:bull` });
+
+/** The worker's part of one step: it parks the run on its next question, or finishes it (true). */
+export async function miniStep(commands: MiniRedis, prefix: string, { runId, step, questions }: MiniJob): Promise<boolean> {
+  const keys = miniKeys(prefix);
+  if (step < questions) {
+    await commands.miniPark(keys.run(runId), keys.stream, runId, step);
+    return false;
+  }
+  await commands.hset(keys.run(runId), 'status', 'finished');
+  return true;
+}
+
+/** The worker of a minimal park/resume in a process of its own (mini-worker.child.ts), told over IPC which runs finished. */
+class MiniWorkerProcess {
+  private readonly dir = mkdtempSync(join(tmpdir(), 'parley-mini-'));
+  readonly child: ChildProcess;
+
+  constructor(url: string, prefix: string, concurrency: number, onDone: (runId: string) => void) {
+    this.child = fork(join(__dirname, 'mini-worker.child.ts'), [], {
+      execArgv: ['-r', compileHook(this.dir)],
+      env: { ...process.env, PARLEY_HARNESS_ROOT: join(__dirname, '..', '..'), PARLEY_HARNESS_PARENT_PID: String(process.pid), MINI_URL: url, MINI_PREFIX: prefix, MINI_CONCURRENCY: String(concurrency) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (message: { cmd: string; runId?: string }) => message.cmd === 'done' && onDone(message.runId!));
+  }
+
+  async ready(): Promise<void> {
+    const [message] = (await once(this.child, 'message')) as [{ cmd: string; error?: string }];
+    if (message.cmd !== 'ready') {
+      throw new Error(`the mini worker process did not start: ${message.error ?? message.cmd}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    const exited = once(this.child, 'exit');
+    this.child.send({ cmd: 'close' });
+    await exited;
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -74,6 +132,8 @@ interface MiniJob {
  * run one step; to ask, it runs one Lua script (HSET status=waiting + XADD to a questions stream)
  * and completes. An answerer reading that stream (XREAD BLOCK) flips the run back (HSET
  * status=queued) and re-adds the job. No log, no events, no fencing, no deadlines.
+ * `workerProcess`: the worker runs in a child process, the answerer in this one (no resume latency
+ * is then taken), as Parley's worker and answering client do.
  */
 export class MiniParkResume {
   readonly prefix = `bench${randomUUID().slice(0, 8)}`;
@@ -81,10 +141,10 @@ export class MiniParkResume {
   answered = 0;
   private readonly queueConn: Redis;
   private readonly workerConn: Redis;
-  private readonly commands: Redis;
+  private readonly commands: MiniRedis;
   private readonly reader: Redis;
   private readonly queue: Queue<MiniJob>;
-  private readonly worker: Worker<MiniJob>;
+  private readonly worker: Worker<MiniJob> | MiniWorkerProcess;
   private readonly answeredAt = new Map<string, number>();
   private readonly done = new Set<string>();
   private readonly errors: unknown[] = [];
@@ -93,29 +153,31 @@ export class MiniParkResume {
   private stopped = false;
   private loop?: Promise<void>;
 
-  constructor(url: string, concurrency: number) {
+  constructor(url: string, concurrency: number, options: { workerProcess?: boolean } = {}) {
     this.queueConn = connection(url);
     this.workerConn = connection(url);
-    this.commands = new Redis(url);
+    this.commands = withMiniPark(new Redis(url));
     this.reader = connection(url);
-    this.commands.defineCommand('miniPark', { numberOfKeys: 2, lua: PARK_LUA });
-    this.queue = new Queue<MiniJob>('mini', { connection: this.queueConn, prefix: `${this.prefix}:bull` });
-    this.worker = new Worker<MiniJob>('mini', (job) => this.process(job), {
-      connection: this.workerConn,
-      prefix: `${this.prefix}:bull`,
-      concurrency,
-    });
+    this.queue = new Queue<MiniJob>('mini', { connection: this.queueConn, prefix: miniKeys(this.prefix).bull });
+    this.worker = options.workerProcess
+      ? new MiniWorkerProcess(url, this.prefix, concurrency, (runId) => this.done.add(runId))
+      : new Worker<MiniJob>('mini', (job) => this.process(job), { connection: this.workerConn, prefix: miniKeys(this.prefix).bull, concurrency });
   }
 
   get stream(): string {
-    return `${this.prefix}:questions`;
+    return miniKeys(this.prefix).stream;
   }
   runKey(runId: string): string {
-    return `${this.prefix}:run:${runId}`;
+    return miniKeys(this.prefix).run(runId);
+  }
+
+  /** The worker's process when it has one of its own. */
+  get workerPid(): number | undefined {
+    return this.worker instanceof MiniWorkerProcess ? this.worker.child.pid : undefined;
   }
 
   async ready(): Promise<void> {
-    await Promise.all([this.queue.waitUntilReady(), this.worker.waitUntilReady()]);
+    await Promise.all([this.queue.waitUntilReady(), this.worker instanceof MiniWorkerProcess ? this.worker.ready() : this.worker.waitUntilReady()]);
     this.loop = this.read();
   }
 
@@ -127,7 +189,7 @@ export class MiniParkResume {
     await Promise.all(
       ids.map(async (runId) => {
         await this.commands.hset(this.runKey(runId), 'status', 'queued', 'step', 0);
-        await this.queue.add('step', { runId, step: 0 }, JOB_OPTS);
+        await this.queue.add('step', { runId, step: 0, questions }, JOB_OPTS);
       }),
     );
     if (this.answering) {
@@ -152,23 +214,15 @@ export class MiniParkResume {
   }
 
   private async process(job: Job<MiniJob>): Promise<void> {
-    const { runId, step } = job.data;
+    const { runId } = job.data;
     const answeredAt = this.answeredAt.get(runId);
     if (answeredAt !== undefined) {
       this.resumeMs.push(nowMs() - answeredAt);
       this.answeredAt.delete(runId);
     }
-    if (step < this.questions) {
-      await (this.commands as unknown as { miniPark: (...args: Array<string | number>) => Promise<unknown> }).miniPark(
-        this.runKey(runId),
-        this.stream,
-        runId,
-        step,
-      );
-      return;
+    if (await miniStep(this.commands, this.prefix, job.data)) {
+      this.done.add(runId);
     }
-    await this.commands.hset(this.runKey(runId), 'status', 'finished');
-    this.done.add(runId);
   }
 
   private async read(): Promise<void> {
@@ -196,10 +250,12 @@ export class MiniParkResume {
   }
 
   private async answer(runId: string, step: number): Promise<void> {
-    this.answeredAt.set(runId, nowMs());
+    if (!(this.worker instanceof MiniWorkerProcess)) {
+      this.answeredAt.set(runId, nowMs());
+    }
     this.answered++;
     await this.commands.hset(this.runKey(runId), 'status', 'queued');
-    await this.queue.add('step', { runId, step: step + 1 }, JOB_OPTS);
+    await this.queue.add('step', { runId, step: step + 1, questions: this.questions }, JOB_OPTS);
   }
 
   private async waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {

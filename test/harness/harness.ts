@@ -328,7 +328,7 @@ export class Harness {
 }
 
 /** ts-hook.ts as plain JavaScript in the harness folder, for `node -r`. */
-function compileHook(dir: string): string {
+export function compileHook(dir: string): string {
   const cache = join(tmpdir(), 'parley-harness-swc');
   try {
     if (readdirSync(cache).length > CACHE_LIMIT) {

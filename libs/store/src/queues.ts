@@ -36,8 +36,8 @@ export class ParleyQueues {
   readonly runs: Queue<RunJob>;
   readonly deadlines: Queue<DeadlineJob>;
   readonly schedules: Queue<ScheduleJob>;
-  /** `runs` again, on the connection the store's scripts go over (see enqueueRunBehindScripts). */
-  private readonly runsBehindScripts?: Queue<RunJob>;
+  /** `runs` again, on the connection the store's scripts go over (see enqueueRunBehindScripts), made on first use. */
+  private runsBehindScripts?: Queue<RunJob>;
 
   /**
    * `scriptConnection`: the store's own connection to a single Redis (not a cluster, where the job
@@ -46,17 +46,16 @@ export class ParleyQueues {
   constructor(
     connection: ConnectionOptions,
     readonly prefix: string,
-    scriptConnection?: Redis,
+    private readonly scriptConnection?: Redis,
   ) {
     this.runs = new Queue<RunJob>(QUEUES.runs, { connection, prefix });
     this.deadlines = new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix });
     this.schedules = new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix });
-    this.runsBehindScripts = scriptConnection && new Queue<RunJob>(QUEUES.runs, { connection: scriptConnection, prefix });
   }
 
   /** Whether enqueueRunBehindScripts can keep its order. */
   get ordersBehindScripts(): boolean {
-    return this.runsBehindScripts !== undefined;
+    return this.scriptConnection !== undefined;
   }
 
   /** Every queue above, for dashboards and gauges. */
@@ -74,7 +73,20 @@ export class ParleyQueues {
    * adds it as enqueueRun does, with no order.
    */
   async enqueueRunBehindScripts(job: RunJob): Promise<void> {
-    await (this.runsBehindScripts ?? this.runs).add('advance', job, runJobOptions(job));
+    if (!this.scriptConnection) {
+      return this.enqueueRun(job);
+    }
+    const queue = (this.runsBehindScripts ??= new Queue<RunJob>(QUEUES.runs, { connection: this.scriptConnection, prefix: this.prefix }));
+    try {
+      await queue.add('advance', job, runJobOptions(job));
+    } catch (error) {
+      // A queue whose start failed (its connection's first reply, say) fails every add after it: the next use starts another.
+      if (this.runsBehindScripts === queue) {
+        this.runsBehindScripts = undefined;
+        queue.close().catch(() => undefined);
+      }
+      throw error;
+    }
   }
 
   /** Many at once, in one round trip (the runs a deadline sweep woke). */

@@ -1354,14 +1354,19 @@ describe('sub-agents', () => {
 
 describe("an answer's job sent behind its resolve (InteractionResolver with the parked wake)", () => {
   /** A store with its queues, the runs queue also on the store's own connection, as a gateway has them. */
-  function withQueues(): { store: ParleyStore; queues: ParleyQueues; resolver: InteractionResolver; jobIds: (run: NewRun) => Promise<string[]> } {
+  /** `queuesDown`: the queues' own connection (every add but the one behind the scripts) cannot reach Redis. */
+  function withQueues(options: { queuesDown?: boolean } = {}): { store: ParleyStore; queues: ParleyQueues; resolver: InteractionResolver; jobIds: (run: NewRun) => Promise<string[]> } {
     const store = makeStore();
     const queueConnection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    // A port nothing listens on, no retries, no offline queue: its adds fail at once.
+    const down = new Redis({ port: 1, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    down.on('error', () => undefined);
     clients.push(queueConnection);
-    const queues = new ParleyQueues(queueConnection, store.ctx.keys.bullPrefix(), store.ctx.redis as Redis);
-    closers.push(() => queues.close());
+    const queues = new ParleyQueues(options.queuesDown ? down : queueConnection, store.ctx.keys.bullPrefix(), store.ctx.redis as Redis);
+    const reader = new ParleyQueues(queueConnection, store.ctx.keys.bullPrefix());
+    closers.push(() => queues.close(), () => reader.close(), () => Promise.resolve(down.disconnect()));
     const jobIds = async (run: NewRun) =>
-      (await queues.runs.getJobs(['waiting', 'active', 'completed', 'delayed']))
+      (await reader.runs.getJobs(['waiting', 'active', 'completed', 'delayed']))
         .filter((job) => job.data.runId === run.runId)
         .map((job) => job.id ?? '')
         .sort();
@@ -1397,8 +1402,9 @@ describe("an answer's job sent behind its resolve (InteractionResolver with the 
     expect(stored.every((event) => !('wake' in event))).toBe(true);
   });
 
-  it('with the wake it parked at, the job goes out numbered one past it, as the resolve numbers the wake', async () => {
-    const { store, resolver, jobIds } = withQueues();
+  it('with the wake it parked at, the job goes out numbered one past it, as the resolve numbers the wake, behind the resolve', async () => {
+    // Only the add behind the resolve can reach Redis: the job is that one.
+    const { store, resolver, jobIds } = withQueues({ queuesDown: true });
     const { run, interaction } = await waitingRun(store);
     const result = await resolver.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE }, 0);
     expect(result).toMatchObject({ status: 'resolved', wake: 1 });
@@ -1441,7 +1447,7 @@ describe("an answer's job sent behind its resolve (InteractionResolver with the 
     expect(await jobIds(run)).toEqual([jobId(run, 1), jobId(run, 2)]);
   });
 
-  it("a job's wake raises only a waiting run's counter, and only upwards", async () => {
+  it("a job numbered above a live run's counter raises it, waiting or queued; never lowers it; leaves an ended run alone", async () => {
     const store = makeStore();
     const { run } = await waitingRun(store);
     await admin.hset(store.ctx.keys.run(TENANT, run.runId), 'wake', 5);
@@ -1450,6 +1456,19 @@ describe("an answer's job sent behind its resolve (InteractionResolver with the 
 
     const queued = await newRun(store);
     expect(await takeJob(store, queued, 7)).toMatchObject({ status: 'acquired' });
-    expect(await counter(store, queued)).toBe(0);
+    expect(await counter(store, queued)).toBe(7);
+
+    const ended = await newRun(store);
+    expect(await store.runs.end(await acquire(store, ended), { status: 'finished', reason: 'finish' })).toMatchObject({ status: 'ended' });
+    expect(await takeJob(store, ended, 2)).toEqual({ status: 'idle', runStatus: 'finished' });
+    expect(await counter(store, ended)).toBe(0);
+  });
+
+  it('an early job that gave up without taking the run (out of attempts) raises the counter as taking it would have', async () => {
+    const store = makeStore();
+    const { run, lease } = await waitingRun(store);
+    expect(await store.runs.end({ ...lease, token: '' }, { status: 'failed', reason: 'internal_error', error: 'x' }, false, undefined, 1)).toEqual({ status: 'lost' });
+    expect(await counter(store, run)).toBe(1);
+    expect((await runHash(store, run)).status).toBe('waiting');
   });
 });

@@ -7,9 +7,7 @@
 --   | {'busy', ms until the current lease ends}
 --   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
--- A waiting run's job that is ahead of its wake counter was sent alongside an answer whose resolve
--- did not wake the run (refused, or run after it; see InteractionResolver): the counter is raised to
--- the job's number, so that no later wake is given the id of this job, which is done.
+-- A job numbered above the run's wake counter raises it to its number (raiseWakeTo), whatever it finds.
 -- The run (and the part of its log the worker lacks) comes back with the lease, so that the
 -- worker's first round trip is this one. Leases are timed on Redis's clock (includes/clock.lua).
 local leaseNowMs = leaseClockMs()
@@ -18,15 +16,15 @@ local status = run[1]
 if not status then
   return {'idle', 'missing', ''}
 end
+if not isEnded(status) then
+  raiseWakeTo(KEYS[4], ARGV[12])
+end
 if status == 'running' then
   local untilMs = tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0')
   if untilMs > leaseNowMs then
     return {'busy', tostring(untilMs - leaseNowMs)}
   end
 elseif status ~= 'queued' then
-  if status == 'waiting' and ARGV[12] ~= '' and tonumber(redis.call('HGET', KEYS[4], 'wake') or '0') < tonumber(ARGV[12]) then
-    redis.call('HSET', KEYS[4], 'wake', ARGV[12])
-  end
   return {'idle', status, run[3] or ''}
 end
 if OWNER == '' then

@@ -9,7 +9,7 @@
 -- ARGV[12] terminal event type  ARGV[13] its data JSON  ARGV[14] retention (s)
 -- ARGV[15] parent run id ('' = none)  ARGV[16] child_result entry JSON for the parent's log
 -- ARGV[17] unfenced only: the wake counter of the job that gave up ('' = any); a run woken since
---   belongs to a later job: {'lost'}
+--   belongs to a later job: {'lost'}; one whose counter is below it has it raised (raiseWakeTo)
 -- Result: {'ended', parent's wake counter or -1} | {'lost'} | {'already'} (the run had already ended)
 --   | {'stop'} (fenced: a stop was asked meanwhile; the caller stops the run instead)
 local status = redis.call('HGET', KEYS[4], 'status')
@@ -22,6 +22,9 @@ end
 if ARGV[8] == '' and (status == 'waiting'
     or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > leaseClockMs())
     or (ARGV[17] ~= '' and (redis.call('HGET', KEYS[4], 'wake') or '0') ~= ARGV[17])) then
+  if ARGV[8] == '' and ARGV[17] ~= '' then
+    raiseWakeTo(KEYS[4], ARGV[17])
+  end
   return {'lost'}
 end
 if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then

@@ -257,6 +257,16 @@ local function isEnded(status)
   return not status or status == 'finished' or status == 'failed' or status == 'cancelled'
 end
 
+-- A job numbered above its run's wake counter was sent ahead of the wake it expected (an answer's
+-- job sent behind its resolve, see InteractionResolver). Once it takes the run, or gives up, the
+-- counter is raised to its number, so that no later wake is given the id of a job that is done.
+-- jobWake '' = none.
+local function raiseWakeTo(runKey, jobWake)
+  if jobWake ~= '' and tonumber(redis.call('HGET', runKey, 'wake') or '0') < tonumber(jobWake) then
+    redis.call('HSET', runKey, 'wake', jobWake)
+  end
+end
+
 -- Wake a run of this tenant (this one, or a parent): push to its inbox; a waiting run becomes
 -- queued and the caller must enqueue job `wake`. Returns the new wake counter, or -1 when the run
 -- is not waiting (its advancer will see the inbox).
