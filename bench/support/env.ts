@@ -34,6 +34,7 @@ export const BENCH_ENV: Record<string, string> = {
   PARLEY_LIMIT_SOCKETS_PER_USER: '0',
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: '0',
   PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER: '0',
+  PARLEY_LIMIT_SUBSCRIBES_PER_MINUTE_PER_SOCKET: '0',
 };
 
 /** Parley as separate processes (test/harness) on the bench's Redis; logs at `warn` so per-step log lines cost nothing. */

@@ -206,3 +206,37 @@ describe('connections per user', () => {
     await waitFor(async () => (await connect('mallory')).ok, { message: "a connection once one of mallory's is closed" });
   });
 });
+
+describe('subscribes per socket', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await TestStack.start({ overrides: { limitSocketSubscribesPerMinute: 1 } });
+  });
+
+  afterAll(() => stack.close());
+
+  it('past the burst a subscribe is refused with rate_limited, and the subscription the socket had stays', async () => {
+    const client = await stack.connect();
+    try {
+      const replies = [];
+      for (let i = 0; i < 11; i++) {
+        replies.push(await client.subscribe({ types: ['run.created'] }));
+      }
+      expect(replies.slice(0, 10).every((reply) => reply.ok === true)).toBe(true);
+      expect(replies[10]).toMatchObject({ error: { code: 'rate_limited', details: { limit: 'socket_subscribes_per_minute', retryAfterSecs: 60 } } });
+      // The refused subscribe changed nothing: the socket still gets what it subscribed to before.
+      const runId = await stack.startRun('demo');
+      await client.waitForEvent((event) => event.type === 'run.created' && event.runId === runId);
+      // Another socket of the same user has a budget of its own.
+      const other = await stack.connect();
+      try {
+        expect(await other.subscribe()).toMatchObject({ ok: true });
+      } finally {
+        other.close();
+      }
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -163,7 +163,8 @@ beforeAll(async () => {
     agentsDir: writeAgents([askerAgent('asker', 3600), approver, quickAgent('quick')]),
     // Private targets stay refused (the default); a delivery fails at its first try, so none is pending during the fuzz.
     // The sweeper's first pass (which also prunes ended runs from the active-run index) comes after the suite.
-    overrides: { webhookAllowPrivate: false, webhookAttempts: 1, webhookTimeoutMs: 1000, sweepMs: 3_600_000 },
+    // A fuzzed socket subscribes hundreds of times: past its subscribe budget (tenant-limits.e2e) every reply would be the 429.
+    overrides: { webhookAllowPrivate: false, webhookAttempts: 1, webhookTimeoutMs: 1000, sweepMs: 3_600_000, limitSocketSubscribesPerMinute: 0 },
   });
   const alice = stack.token(ALICE);
   const [acmeAdmin, globexAdmin] = [stack.token(ACME_ADMIN), stack.token(GLOBEX_ADMIN)];

@@ -108,7 +108,8 @@ export type TenantLimitName =
   | 'sockets'
   | 'user_sockets'
   | 'messages_per_minute'
-  | 'user_messages_per_minute';
+  | 'user_messages_per_minute'
+  | 'socket_subscribes_per_minute';
 
 /** A tenant is past one of its limits: 429 with `{ limit, retryAfterSecs }`; nothing was written. */
 export class RateLimitedError extends ParleyError {

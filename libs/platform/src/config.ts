@@ -75,6 +75,8 @@ const EnvSchema = z.object({
   PARLEY_LIMIT_SOCKETS_PER_USER: z.coerce.number().int().min(0).default(50),
   PARLEY_LIMIT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER: z.coerce.number().int().min(0).default(120),
+  /** Subscribes one socket may send a minute, after a burst of 10; 0 turns it off. */
+  PARLEY_LIMIT_SUBSCRIBES_PER_MINUTE_PER_SOCKET: z.coerce.number().int().min(0).default(60),
   /** Webhooks: deliver to private, loopback and link-local addresses too (tests, on-premises receivers). */
   PARLEY_WEBHOOK_ALLOW_PRIVATE: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
   PARLEY_WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
@@ -168,6 +170,8 @@ export interface ParleyConfig {
   limitMessagesPerMinute: number;
   /** Messages one user of a tenant may send per minute; service tokens are not limited on their own (0 = no limit). */
   limitUserMessagesPerMinute: number;
+  /** Subscribes one socket may send a minute (after a burst); 0 = no limit. */
+  limitSocketSubscribesPerMinute: number;
   /** Webhooks may target private, loopback and link-local addresses (refused by default). */
   webhookAllowPrivate: boolean;
   /** Webhook endpoints per tenant. */
@@ -257,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     limitSocketsPerUser: e.PARLEY_LIMIT_SOCKETS_PER_USER,
     limitMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE,
     limitUserMessagesPerMinute: e.PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER,
+    limitSocketSubscribesPerMinute: e.PARLEY_LIMIT_SUBSCRIBES_PER_MINUTE_PER_SOCKET,
     webhookAllowPrivate: e.PARLEY_WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookMaxEndpoints: e.PARLEY_WEBHOOK_MAX_ENDPOINTS,
     webhookAttempts: e.PARLEY_WEBHOOK_ATTEMPTS,

@@ -40,6 +40,7 @@ import { EventFeed } from './event.feed';
 import { closeAt, socketEndsAt } from './socket.expiry';
 import { admits, matches, type Subscription } from './subscription';
 import { closeIfBackedUp, writtenOut } from './socket.writes';
+import { SubscribeBudget } from './subscribe.budget';
 
 interface SocketData {
   user: TokenClaims;
@@ -54,6 +55,7 @@ interface SocketData {
   accepted?: number;
   /** This socket's member in the tenant's connection set ("<gateway>:<socket>\n<user digest>"), once it holds a slot. */
   slot?: string;
+  subscribeBudget?: SubscribeBudget;
 }
 
 type Ack<T> = ({ ok: true } & T) | ErrorBody;
@@ -226,6 +228,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     let subscription: Subscription | undefined;
     try {
       const message = parseOrThrow(SubscribeMessageSchema, body ?? {}, 'subscribe message');
+      (data(socket).subscribeBudget ??= new SubscribeBudget(this.config.limitSocketSubscribesPerMinute)).spend();
       const user = data(socket).user;
       const ticket = (data(socket).subscribes = (data(socket).subscribes ?? 0) + 1);
       const overtaken = (): void => {
@@ -276,8 +279,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   async answer(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ interaction: Interaction }>> {
     return this.reply('answer', async () => {
       const message = parseOrThrow(AnswerMessageSchema, body, 'answer message');
-      const answer = parseAnswerBody(AnswerBodySchema, message.answer);
-      return { interaction: await this.interactions.answer(data(socket).user, message.interactionId, answer) };
+      return { interaction: await this.interactions.answer(data(socket).user, message.interactionId, parseAnswerBody(AnswerBodySchema, message.answer)) };
     });
   }
 
@@ -293,8 +295,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   @SubscribeMessage(SOCKET.stop)
   async stop(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ run: Run }>> {
     return this.reply('stop', async () => {
-      const message = parseOrThrow(StopMessageSchema, body, 'stop message');
-      return { run: await this.runs.stop(data(socket).user, message.runId) };
+      return { run: await this.runs.stop(data(socket).user, parseOrThrow(StopMessageSchema, body, 'stop message').runId) };
     });
   }
 
