@@ -99,7 +99,7 @@ export class ConflictError extends ParleyError {
   }
 }
 
-/** The per-tenant limits (see PARLEY_LIMIT_* in the configuration). */
+/** The limits of a tenant, of a user within it, or of one socket (see PARLEY_LIMIT_* in the configuration). */
 export type TenantLimitName =
   | 'runs_per_minute'
   | 'user_runs_per_minute'
@@ -111,7 +111,7 @@ export type TenantLimitName =
   | 'user_messages_per_minute'
   | 'socket_subscribes_per_minute';
 
-/** A tenant is past one of its limits: 429 with `{ limit, retryAfterSecs }`; nothing was written. */
+/** Past one of those limits: 429 with `{ limit, retryAfterSecs }`; nothing was written. */
 export class RateLimitedError extends ParleyError {
   constructor(
     readonly limit: TenantLimitName,

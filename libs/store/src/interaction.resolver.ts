@@ -15,9 +15,10 @@ type ResolveInput = { interaction: Interaction; outcome: Outcome; answer?: Answe
  * back until the resolve replies: numbered one past that counter, it is sent right behind the
  * resolve on the same connection (Redis runs it second), and the run resumes a round trip sooner.
  * Should the resolve not give that number (refused, another wake came first, or a resend after
- * NOSCRIPT put the job first), the job is enqueued as usual with the number it gave. The early job
- * then either finds the run queued and advances it, or finds it waiting and raises its wake counter
- * to the job's number (acquire-lease.lua), so no later wake is given the id of a job that is done.
+ * NOSCRIPT put the job first), the job is enqueued as usual with the number it gave, if any. The
+ * early job either finds the run queued and advances it, or finds nothing to do; taking the run, or
+ * giving up, it raises the run's wake counter to its number (acquire-lease.lua, end-run.lua), so no
+ * later wake is given the id of a job that is done.
  */
 export class InteractionResolver {
   constructor(

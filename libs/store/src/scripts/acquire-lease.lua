@@ -7,7 +7,7 @@
 --   | {'busy', ms until the current lease ends}
 --   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
--- A job numbered above the run's wake counter raises it to its number (raiseWakeTo), whatever it finds.
+-- A job numbered above the wake counter of a run that has not ended raises it to its number (raiseWakeTo).
 -- The run (and the part of its log the worker lacks) comes back with the lease, so that the
 -- worker's first round trip is this one. Leases are timed on Redis's clock (includes/clock.lua).
 local leaseNowMs = leaseClockMs()

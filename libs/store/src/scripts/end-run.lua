@@ -22,9 +22,7 @@ end
 if ARGV[8] == '' and (status == 'waiting'
     or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > leaseClockMs())
     or (ARGV[17] ~= '' and (redis.call('HGET', KEYS[4], 'wake') or '0') ~= ARGV[17])) then
-  if ARGV[8] == '' and ARGV[17] ~= '' then
-    raiseWakeTo(KEYS[4], ARGV[17])
-  end
+  raiseWakeTo(KEYS[4], ARGV[17])
   return {'lost'}
 end
 if ARGV[8] ~= '' and redis.call('HGET', KEYS[4], 'cancel') == '1' then
