@@ -137,6 +137,16 @@ async function waitingRun(store: ParleyStore): Promise<{ run: NewRun; lease: Lea
   return { run, lease, interaction };
 }
 
+/** The messages published on the store's event channel from now on, as they arrive. */
+async function publishedMessages(store: ParleyStore): Promise<PublishedMessage[]> {
+  const published: PublishedMessage[] = [];
+  const subscriber = new Redis(REDIS_URL);
+  clients.push(subscriber);
+  subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as PublishedMessage));
+  await subscriber.subscribe(store.ctx.keys.eventsChannel());
+  return published;
+}
+
 function events(store: ParleyStore, tenant = TENANT, since = 0): Promise<ParleyEvent[]> {
   return store.events.readTenant(tenant, since, 1000);
 }
@@ -680,11 +690,7 @@ describe('one answer, once', () => {
 describe('events', () => {
   it('every state change emits one event with the next per-tenant seq; readTenant(since) returns exactly what came after', async () => {
     const store = makeStore();
-    const published: PublishedMessage[] = [];
-    const subscriber = new Redis(REDIS_URL);
-    clients.push(subscriber);
-    subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as PublishedMessage));
-    await subscriber.subscribe(store.ctx.keys.eventsChannel());
+    const published = await publishedMessages(store);
 
     const run = await newRun(store);
     const lease = await acquire(store, run, 'token-a');
@@ -743,11 +749,7 @@ describe('events', () => {
     const store = makeStore();
     const run = await newRun(store);
     const lease = await acquire(store, run);
-    const messages: PublishedMessage[] = [];
-    const subscriber = new Redis(REDIS_URL);
-    clients.push(subscriber);
-    subscriber.on('message', (_channel: string, message: string) => messages.push(JSON.parse(message) as PublishedMessage));
-    await subscriber.subscribe(store.ctx.keys.eventsChannel());
+    const messages = await publishedMessages(store);
     const k = store.ctx.keys;
     const { keys, args } = store.ctx.prologue(TENANT, run.runId, run.owner, new Date());
     const ixKey = k.interaction(TENANT, randomUUID());
@@ -1383,11 +1385,7 @@ describe("an answer's job sent behind its resolve (InteractionResolver with the 
 
   it('park publishes the run wake counter with interaction.opened, and only there: the stored event has none', async () => {
     const store = makeStore();
-    const published: PublishedMessage[] = [];
-    const subscriber = new Redis(REDIS_URL);
-    clients.push(subscriber);
-    subscriber.on('message', (_channel: string, message: string) => published.push(JSON.parse(message) as PublishedMessage));
-    await subscriber.subscribe(store.ctx.keys.eventsChannel());
+    const published = await publishedMessages(store);
     const { run, interaction } = await waitingRun(store);
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     const again = await acquire(store, run);
