@@ -7,7 +7,7 @@ import type { Harness } from '../../test/harness/harness';
 import { BullRoundTrip, MiniParkResume } from '../support/baseline';
 import { QUICK, connectClient, say, startHarness } from '../support/env';
 import { AutoAnswerer, questionerAgent } from '../support/parley';
-import { CostWindow, perCycleCosts, type PerCycleCosts } from '../support/procs';
+import { CostWindow, gcPausesBetween, gcPausesOf, perCycleCosts, type GcPauses, type PerCycleCosts } from '../support/procs';
 import { pool, summarize, type Latency } from '../support/stats';
 
 /** 1,000 sequential samples: a p99 of a few hundred is the third-slowest of them, and as noisy. */
@@ -37,7 +37,17 @@ export interface ThroughputFigures {
 }
 
 export interface CycleResults {
-  latency: { runs: number; questionsPerRun: number; parleyResume: Latency; parleyCycle: Latency; absorbed: number; bull: Latency; miniResume: Latency };
+  latency: {
+    runs: number;
+    questionsPerRun: number;
+    parleyResume: Latency;
+    parleyCycle: Latency;
+    absorbed: number;
+    bull: Latency;
+    miniResume: Latency;
+    /** The GC pauses of the processes on the answer's path (gateway, worker) over §1's rounds, and the wall time of its Parley rounds. */
+    gc: { pauses: Array<[string, GcPauses]>; parleyMs: number };
+  };
   throughput: {
     runs: number;
     questionsPerRun: number;
@@ -62,7 +72,7 @@ function pidsOf(h: Harness, redisPid: number | undefined): Record<string, number
 }
 
 interface SequentialFigures {
-  parley: { resume: Latency; cycle: Latency; absorbed: number };
+  parley: { resume: Latency; cycle: Latency; absorbed: number; gc: { pauses: Array<[string, GcPauses]>; parleyMs: number } };
   bull: Latency;
   mini: Latency;
 }
@@ -86,17 +96,24 @@ async function sequential(h: Harness, redisUrl: string): Promise<SequentialFigur
     mini.reset();
     const ids: string[] = [];
     const bullSamples: number[] = [];
+    const onPath = [h.gateway(1), h.workers[0]];
+    const gcBefore = await Promise.all(onPath.map((service) => gcPausesOf(service.opsUrl)));
+    let parleyMs = 0;
     for (let round = 0; round < SEQ_ROUNDS; round++) {
+      const t0 = performance.now();
       for (let i = 0; i < SEQ_RUNS / SEQ_ROUNDS; i++) {
         const id = await h.startRun(1, 'qmany');
         ids.push(id);
         await answerer.waitFinished([id]);
       }
+      parleyMs += performance.now() - t0;
       bullSamples.push(...(await bull.run((SEQ_RUNS / SEQ_ROUNDS) * SEQ_QUESTIONS)));
       for (let i = 0; i < SEQ_RUNS / SEQ_ROUNDS; i++) {
         await mini.runAll(1, SEQ_QUESTIONS);
       }
     }
+    const gcAfter = await Promise.all(onPath.map((service) => gcPausesOf(service.opsUrl)));
+    const pauses = onPath.map((service, i) => [service.name, gcPausesBetween(gcBefore[i], gcAfter[i])] as [string, GcPauses]);
     const cycles = SEQ_RUNS * SEQ_QUESTIONS;
     expect(answerer.ackErrors).toEqual([]);
     expect(answerer.answered).toBe(cycles);
@@ -105,7 +122,7 @@ async function sequential(h: Harness, redisUrl: string): Promise<SequentialFigur
     expect(bullSamples).toHaveLength(cycles);
     expect(mini.answered).toBe(cycles);
     return {
-      parley: { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed },
+      parley: { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed, gc: { pauses, parleyMs } },
       bull: summarize(bullSamples),
       mini: summarize(mini.resumeMs),
     };
@@ -249,6 +266,7 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
       absorbed: seq.parley.absorbed,
       bull: seq.bull,
       miniResume: seq.mini,
+      gc: seq.parley.gc,
     },
     throughput: {
       runs: CONC_RUNS,

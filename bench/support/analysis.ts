@@ -70,6 +70,27 @@ const COMMANDS_PER_EVENT = 5;
 /** Executions of one Redis command per cycle (1 worker). */
 const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.breakdown.find(([n]) => n === name)?.[1] ?? 0;
 
+/**
+ * The GC pauses of the processes on the answer's path over §1's Parley rounds, and the share of the
+ * samples that overlap one: a sample of p50 length overlaps a pause that starts during it or while
+ * it is running, so each pause covers its own length plus a p50 of the rounds' time.
+ */
+function gcNote(l: CycleResults['latency']): string {
+  const kinds = ['minor', 'major', 'incremental'] as const;
+  const per = l.gc.pauses.map(([name, p]) => {
+    const count = kinds.reduce((n, kind) => n + p[kind].count, 0);
+    const ms = kinds.reduce((n, kind) => n + p[kind].ms, 0);
+    return { name, count, ms, minor: p.minor };
+  });
+  const count = per.reduce((n, p) => n + p.count, 0);
+  const covered = per.reduce((n, p) => n + p.ms, 0) + count * l.parleyResume.p50;
+  const share = Math.min(100, (100 * covered) / l.gc.parleyMs);
+  return (
+    `Over its Parley rounds (${(l.gc.parleyMs / 1000).toFixed(1)} s) the processes on that path paused for garbage collection ${count} times ` +
+    `(${per.map((p) => `${p.name} ${p.count}, ${p.ms.toFixed(0)} ms in all; minor GCs ${p.minor.count}, mean ${(p.minor.ms / Math.max(1, p.minor.count)).toFixed(1)} ms`).join('; ')}): ` +
+    `about ${share.toFixed(1)}% of the samples overlap a pause, ${share > 1 ? 'more than the 1% above the p99, so the p99 is a sample that waited on one' : 'under the 1% above the p99'}.`
+  );
+}
 
 function cycleNotes(r: Results, c: CycleResults): string[] {
   const one = c.throughput.oneWorker;
@@ -83,7 +104,8 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
   out.push(
     `- **Latency (1).** Sequential answer → resume is ${l.parleyResume.p50.toFixed(1)} ms p50 / ${l.parleyResume.p99.toFixed(1)} ms p99, ` +
       `${(l.parleyResume.p99 / l.bull.p99).toFixed(1)}× the bare BullMQ round trip at p99 (target ≤ 2×). It crosses three processes ` +
-      '(client → gateway → worker → gateway → client) where the baseline crosses one; each hop is a BullMQ job or a pub/sub message.',
+      '(client → gateway → worker → gateway → client) where the baseline crosses one; each hop is a BullMQ job or a pub/sub message. ' +
+      gcNote(l),
   );
   out.push(
     `- **Throughput (2, 3) is CPU-bound.** One cycle costs ${cpu.toFixed(2)} ms of CPU summed over all processes ` +

@@ -129,3 +129,20 @@ export interface PerCycleCosts {
   /** µs of Redis time per cycle by command, largest first (`evalsha` includes the commands its scripts ran). */
   redisUsec: Array<[string, number]>;
 }
+
+/** Garbage collection pauses of one process so far, by kind (prom-client's `nodejs_gc_duration_seconds`). */
+export type GcPauses = Record<'minor' | 'major' | 'incremental', { count: number; ms: number }>;
+
+/** The GC pauses a Parley service reports on its operations server's /metrics. */
+export async function gcPausesOf(opsUrl: string): Promise<GcPauses> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  const of = (kind: string, what: 'count' | 'sum') => Number(new RegExp(`^parley_process_nodejs_gc_duration_seconds_${what}\\{kind="${kind}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const pauses = (kind: string) => ({ count: of(kind, 'count'), ms: of(kind, 'sum') * 1000 });
+  return { minor: pauses('minor'), major: pauses('major'), incremental: pauses('incremental') };
+}
+
+/** `after` − `before`, kind by kind. */
+export function gcPausesBetween(before: GcPauses, after: GcPauses): GcPauses {
+  const delta = (kind: keyof GcPauses) => ({ count: after[kind].count - before[kind].count, ms: after[kind].ms - before[kind].ms });
+  return { minor: delta('minor'), major: delta('major'), incremental: delta('incremental') };
+}

@@ -77,6 +77,11 @@ export class ServiceProcess {
     return this.options.port;
   }
 
+  /** Its operations server (/metrics, /health). */
+  get opsUrl(): string {
+    return `http://127.0.0.1:${this.options.env.PARLEY_OPS_PORT}`;
+  }
+
   get url(): string {
     if (this.options.port === undefined) {
       throw new Error(`${this.name} has no HTTP port`);
