@@ -140,7 +140,8 @@ export class MiniParkResume {
   readonly resumeMs: number[] = [];
   answered = 0;
   private readonly queueConn: Redis;
-  private readonly workerConn: Redis;
+  /** The in-process worker's connection (none when the worker has a process of its own). */
+  private readonly workerConn?: Redis;
   private readonly commands: MiniRedis;
   private readonly reader: Redis;
   private readonly queue: Queue<MiniJob>;
@@ -155,13 +156,12 @@ export class MiniParkResume {
 
   constructor(url: string, concurrency: number, options: { workerProcess?: boolean } = {}) {
     this.queueConn = connection(url);
-    this.workerConn = connection(url);
     this.commands = withMiniPark(new Redis(url));
     this.reader = connection(url);
     this.queue = new Queue<MiniJob>('mini', { connection: this.queueConn, prefix: miniKeys(this.prefix).bull });
     this.worker = options.workerProcess
       ? new MiniWorkerProcess(url, this.prefix, concurrency, (runId) => this.done.add(runId))
-      : new Worker<MiniJob>('mini', (job) => this.process(job), { connection: this.workerConn, prefix: miniKeys(this.prefix).bull, concurrency });
+      : new Worker<MiniJob>('mini', (job) => this.process(job), { connection: (this.workerConn = connection(url)), prefix: miniKeys(this.prefix).bull, concurrency });
   }
 
   get stream(): string {
@@ -283,7 +283,7 @@ export class MiniParkResume {
     await this.worker.close();
     await this.queue.close();
     this.queueConn.disconnect();
-    this.workerConn.disconnect();
+    this.workerConn?.disconnect();
     this.reader.disconnect();
     await deletePrefix(this.commands, this.prefix);
     await this.commands.quit();
