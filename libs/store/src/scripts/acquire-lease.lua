@@ -11,13 +11,13 @@
 -- The run (and the part of its log the worker lacks) comes back with the lease, so that the
 -- worker's first round trip is this one. Leases are timed on Redis's clock (includes/clock.lua).
 local leaseNowMs = leaseClockMs()
-local run = redis.call('HMGET', KEYS[4], 'status', 'owner', 'parentRunId')
+local run = redis.call('HMGET', KEYS[4], 'status', 'owner', 'parentRunId', 'wake')
 local status = run[1]
 if not status then
   return {'idle', 'missing', ''}
 end
 if not isEnded(status) then
-  raiseWakeTo(KEYS[4], ARGV[12])
+  raiseWakeTo(KEYS[4], ARGV[12], run[4] or '0')
 end
 if status == 'running' then
   local untilMs = tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0')

@@ -260,9 +260,9 @@ end
 -- A job numbered above its run's wake counter was sent ahead of the wake it expected (an answer's
 -- job sent behind its resolve, see InteractionResolver). Once it takes the run, or gives up, the
 -- counter is raised to its number, so that no later wake is given the id of a job that is done.
--- jobWake '' = none.
-local function raiseWakeTo(runKey, jobWake)
-  if jobWake ~= '' and tonumber(redis.call('HGET', runKey, 'wake') or '0') < tonumber(jobWake) then
+-- jobWake '' = none; counter: the run's `wake` field when the caller has read it (nil: read here).
+local function raiseWakeTo(runKey, jobWake, counter)
+  if jobWake ~= '' and tonumber(counter or redis.call('HGET', runKey, 'wake') or '0') < tonumber(jobWake) then
     redis.call('HSET', runKey, 'wake', jobWake)
   end
 end
