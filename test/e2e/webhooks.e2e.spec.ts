@@ -132,6 +132,26 @@ describe('per-tenant webhooks', () => {
     await fake.close();
   });
 
+  it('the interaction-service follows the event channel only while some tenant has an endpoint', async () => {
+    const channel = new RedisKeys(stack.config.prefix).eventsChannel();
+    const followers = async () => ((await stack.redis.pubsub('NUMSUB', channel)) as [string, number])[1];
+    // With no endpoint anywhere, events wake no dispatcher (the gateway's event feed follows the channel regardless).
+    const without = await followers();
+    const first = await stack.startRun('quick', 'before any endpoint', member());
+    await waitFor(async () => (await stack.run(first, member())).run?.status === 'finished', { message: 'the first run to finish' });
+    expect(await followers()).toBe(without);
+
+    const hooks = await receiver();
+    const { webhook } = await create({ url: hooks.url, events: ['run.finished'] });
+    await waitFor(async () => (await followers()) === without + 1, { message: 'the dispatcher to follow the channel' });
+    const runId = await stack.startRun('quick', 'with an endpoint', member());
+    await hooks.waitFor('run.finished', runId);
+
+    // Once the last endpoint is gone and housekeeping drops its tenant, the dispatcher stops following.
+    expect((await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin())).status).toBe(200);
+    await waitFor(async () => (await followers()) === without, { message: 'the dispatcher to stop following the channel' });
+  });
+
   it('an admin creates an endpoint and sees its secret once; members and services are refused on every route', async () => {
     const hook = await receiver();
     const created = await create({ url: hook.url, events: ['run.finished', 'run.finished'], description: '  pager  ' });

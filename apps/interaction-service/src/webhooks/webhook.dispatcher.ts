@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry } from '@parley/store';
 import type { PublishedMessage, StoredWebhook } from '@parley/contracts';
+import { EventChannelFollower } from './event-channel.follower';
 import { WebhookRouter } from './webhook.router';
 
 type Entry = [id: string, fields: string[] | null];
@@ -29,10 +30,11 @@ const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
 
 /**
  * Reads the event streams of the tenants that have webhook endpoints, as one consumer of a group
- * shared by every interaction-service, so each event is routed once. Nothing polls: the dispatcher
- * listens on the deployment's event channel (every event is published there by the script that
- * wrote it) and reads a tenant's stream (XREADGROUP, not blocking) when an event of that tenant
- * went by. Wake-ups are coalesced: a tenant is marked due once, however many events arrive while
+ * shared by every interaction-service, so each event is routed once. Nothing polls: while some tenant
+ * has endpoints, the dispatcher listens on the deployment's event channel (every event is published
+ * there by the script that wrote it; with no such tenant it does not subscribe, and wakes for none)
+ * and reads a tenant's stream (XREADGROUP, not blocking) when an event of that tenant went by.
+ * Wake-ups are coalesced: a tenant is marked due once, however many events arrive while
  * it waits or is being read. Each read covers one stream, so it works on a Redis Cluster, where a
  * read over several tenants' streams is refused (CROSSSLOT). Pub/sub can drop messages while the
  * subscriber reconnects, so a (re)subscribe, a tenant list change and every housekeeping pass
@@ -47,6 +49,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly logger = new Logger(WebhookDispatcher.name);
   readonly consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   private subscriber?: RedisClient;
+  private channel?: EventChannelFollower;
   private control?: RedisClient;
   private tenants = new Set<string>();
   /** Tenants whose streams may hold entries not read yet, oldest mark first. */
@@ -60,7 +63,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly backingOff = new Set<string>();
   private draining?: Promise<void>;
   private stopped = false;
-  private subscribedOnce = false;
+  private started = false;
   private timer?: NodeJS.Timeout;
   private readonly retries = new Set<NodeJS.Timeout>();
   private readonly loops: Array<Promise<void>> = [];
@@ -80,13 +83,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.subscriber.on('ready', this.onReconnect);
     // The connection the reads go over: a drop may have lost a read's reply, which ioredis sent again.
     this.store.ctx.redis.on('ready', this.onReconnect);
-    // Subscribed first, then the tenant list and a read of each: an event written in between is
-    // either in that read or announced on the channel.
-    await this.subscriber.subscribe(this.store.ctx.keys.eventsChannel());
-    this.subscribedOnce = true;
+    this.channel = new EventChannelFollower(this.subscriber, this.store.ctx.keys.eventsChannel());
     // The control tail before the tenant list: a change in between is seen by the control loop.
     const tail = await this.webhooks.subscriptions.controlTail();
-    this.setTenants(await this.webhooks.subscriptions.tenants());
+    await this.setTenants(await this.webhooks.subscriptions.tenants());
+    this.started = true;
     this.loops.push(this.controlLoop(tail));
     this.startHousekeeping();
     this.timer = setInterval(() => this.startHousekeeping(), this.config.webhookClaimIdleMs);
@@ -104,7 +105,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /** After a drop, what a read whose reply was lost took is pending with this consumer: read that first. */
   private readonly onReconnect = (): void => {
-    if (this.subscribedOnce) {
+    if (this.started) {
       this.tenants.forEach((tenant) => this.stranded.set(tenant, this.stranded.get(tenant) ?? 0));
       this.markAll();
     }
@@ -215,7 +216,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.retries.add(retry);
   }
 
-  private setTenants(tenants: string[]): void {
+  /**
+   * Follows the channel before a tenant new to the list is read: an event written in between is in
+   * that read or announced. If that fails, the list stays as it was (the next refresh retries).
+   */
+  private async setTenants(tenants: string[]): Promise<void> {
+    await this.channel!.follow(tenants.length > 0);
     const added = tenants.filter((tenant) => !this.tenants.has(tenant));
     this.tenants = new Set(tenants);
     added.forEach((tenant) => this.due.add(tenant));
@@ -244,7 +250,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /** Reloads the tenant list; a tenant new to it is read at once. */
   private async refresh(): Promise<void> {
-    this.setTenants(await this.webhooks.subscriptions.tenants());
+    await this.setTenants(await this.webhooks.subscriptions.tenants());
   }
 
   /**

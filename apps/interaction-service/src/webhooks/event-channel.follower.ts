@@ -1,0 +1,39 @@
+import type { RedisClient } from '@parley/platform';
+
+/**
+ * The deployment's event channel, subscribed to only while it is wanted. Every script publishes
+ * each event there; a webhook dispatcher with no tenant to route for would wake for every one of
+ * them just to drop it. Changes are applied one at a time, each to the latest wanted state, so
+ * callers racing each other end where the last of them asked.
+ */
+export class EventChannelFollower {
+  private following = false;
+  private wanted = false;
+  private settled: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly subscriber: RedisClient,
+    private readonly channel: string,
+  ) {}
+
+  get isFollowing(): boolean {
+    return this.following;
+  }
+
+  /** Subscribes or unsubscribes; resolves once the subscriber is as the latest call wants it. */
+  follow(wanted: boolean): Promise<void> {
+    this.wanted = wanted;
+    this.settled = this.settled.catch(() => undefined).then(() => this.settle());
+    return this.settled;
+  }
+
+  private async settle(): Promise<void> {
+    if (this.wanted && !this.following) {
+      await this.subscriber.subscribe(this.channel);
+      this.following = true;
+    } else if (!this.wanted && this.following) {
+      await this.subscriber.unsubscribe(this.channel);
+      this.following = false;
+    }
+  }
+}
