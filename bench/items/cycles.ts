@@ -7,7 +7,7 @@ import type { Harness } from '../../test/harness/harness';
 import { BullRoundTrip, MiniParkResume } from '../support/baseline';
 import { QUICK, connectClient, say, startHarness } from '../support/env';
 import { AutoAnswerer, questionerAgent } from '../support/parley';
-import { CostWindow, gcPausesBetween, gcPausesOf, perCycleCosts, type GcPauses, type PerCycleCosts } from '../support/procs';
+import { CostWindow, gcPausesBetween, gcPausesOf, perCycleCosts, schedTimesOf, type GcPauses, type PerCycleCosts, type SchedTimes } from '../support/procs';
 import { pool, summarize, type Latency } from '../support/stats';
 
 /** 1,000 sequential samples: a p99 of a few hundred is the third-slowest of them, and as noisy. */
@@ -47,6 +47,8 @@ export interface CycleResults {
     miniResume: Latency;
     /** The GC pauses of the processes on the answer's path (gateway, worker) over §1's rounds, and the wall time of its Parley rounds. */
     gc: { pauses: Array<[string, GcPauses]>; parleyMs: number };
+    /** CPU used and run-queue waits of every process of the bench over §1's Parley rounds. */
+    sched: Array<[string, SchedTimes]>;
   };
   throughput: {
     runs: number;
@@ -72,7 +74,7 @@ function pidsOf(h: Harness, redisPid: number | undefined): Record<string, number
 }
 
 interface SequentialFigures {
-  parley: { resume: Latency; cycle: Latency; absorbed: number; gc: { pauses: Array<[string, GcPauses]>; parleyMs: number } };
+  parley: { resume: Latency; cycle: Latency; absorbed: number; gc: { pauses: Array<[string, GcPauses]>; parleyMs: number }; sched: Array<[string, SchedTimes]> };
   bull: Latency;
   mini: Latency;
 }
@@ -81,7 +83,7 @@ interface SequentialFigures {
  * 1. One run at a time, one question open at a time: answer → `run.status running`; next to a bare
  * BullMQ round trip and the minimal park/resume, one at a time, in interleaved rounds.
  */
-async function sequential(h: Harness, redisUrl: string): Promise<SequentialFigures> {
+async function sequential(h: Harness, redisUrl: string, redisPid: number | undefined): Promise<SequentialFigures> {
   const client = await connectClient(h.gateway(1).url, h.token(), AutoAnswerer.TYPES);
   const answerer = new AutoAnswerer(client);
   const bull = new BullRoundTrip(redisUrl);
@@ -99,13 +101,21 @@ async function sequential(h: Harness, redisUrl: string): Promise<SequentialFigur
     const onPath = [h.gateway(1), h.workers[0]];
     const gcBefore = await Promise.all(onPath.map((service) => gcPausesOf(service.opsUrl)));
     let parleyMs = 0;
+    const pids = Object.entries({ ...pidsOf(h, redisPid), bench: process.pid });
+    const sched = new Map(pids.map(([name]) => [name, { cpuMs: 0, waitMs: 0 }]));
     for (let round = 0; round < SEQ_ROUNDS; round++) {
       const t0 = performance.now();
+      const before = pids.map(([, pid]) => schedTimesOf(pid));
       for (let i = 0; i < SEQ_RUNS / SEQ_ROUNDS; i++) {
         const id = await h.startRun(1, 'qmany');
         ids.push(id);
         await answerer.waitFinished([id]);
       }
+      pids.forEach(([name, pid], i) => {
+        const [now, total] = [schedTimesOf(pid), sched.get(name)!];
+        total.cpuMs += now.cpuMs - before[i].cpuMs;
+        total.waitMs += now.waitMs - before[i].waitMs;
+      });
       parleyMs += performance.now() - t0;
       bullSamples.push(...(await bull.run((SEQ_RUNS / SEQ_ROUNDS) * SEQ_QUESTIONS)));
       for (let i = 0; i < SEQ_RUNS / SEQ_ROUNDS; i++) {
@@ -122,7 +132,7 @@ async function sequential(h: Harness, redisUrl: string): Promise<SequentialFigur
     expect(bullSamples).toHaveLength(cycles);
     expect(mini.answered).toBe(cycles);
     return {
-      parley: { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed, gc: { pauses, parleyMs } },
+      parley: { resume: summarize(answerer.resumeMs), cycle: summarize(answerer.cycleMs), absorbed: answerer.absorbed, gc: { pauses, parleyMs }, sched: [...sched] },
       bull: summarize(bullSamples),
       mini: summarize(mini.resumeMs),
     };
@@ -215,7 +225,7 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
   let oneWorker: ThroughputFigures;
   let shortRuns: ThroughputFigures;
   try {
-    seq = await h.diagnose(() => sequential(h, redisUrl));
+    seq = await h.diagnose(() => sequential(h, redisUrl, redisPid));
     say(`1. parley answer → resume p50 ${seq.parley.resume.p50.toFixed(2)} ms p99 ${seq.parley.resume.p99.toFixed(2)} ms (${seq.parley.resume.count} samples)`);
     say(`1. bare bullmq round trip p50 ${seq.bull.p50.toFixed(2)} ms p99 ${seq.bull.p99.toFixed(2)} ms`);
     oneWorker = await h.diagnose(() => concurrent(h, admin, redisPid));
@@ -267,6 +277,7 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
       bull: seq.bull,
       miniResume: seq.mini,
       gc: seq.parley.gc,
+      sched: seq.parley.sched,
     },
     throughput: {
       runs: CONC_RUNS,

@@ -75,20 +75,33 @@ const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.brea
  * samples that overlap one: a sample of p50 length overlaps a pause that starts during it or while
  * it is running, so each pause covers its own length plus a p50 of the rounds' time.
  */
-function gcNote(l: CycleResults['latency']): string {
+/**
+ * Where the time over the p50 can go in §1: pauses for GC in the processes on the path, and waits
+ * for a CPU (a process that was woken, runnable, but not running: /proc/<pid>/schedstat), both per cycle.
+ */
+function tailNote(l: CycleResults['latency'], cpus: number): string {
   const kinds = ['minor', 'major', 'incremental'] as const;
-  const per = l.gc.pauses.map(([name, p]) => {
-    const count = kinds.reduce((n, kind) => n + p[kind].count, 0);
-    const ms = kinds.reduce((n, kind) => n + p[kind].ms, 0);
-    return { name, count, ms, minor: p.minor };
-  });
+  const per = l.gc.pauses.map(([name, p]) => ({
+    name,
+    count: kinds.reduce((n, kind) => n + p[kind].count, 0),
+    ms: kinds.reduce((n, kind) => n + p[kind].ms, 0),
+  }));
+  const cycles = l.parleyResume.count;
+  const gcMs = per.reduce((n, p) => n + p.ms, 0);
   const count = per.reduce((n, p) => n + p.count, 0);
-  const covered = per.reduce((n, p) => n + p.ms, 0) + count * l.parleyResume.p50;
-  const share = Math.min(100, (100 * covered) / l.gc.parleyMs);
+  const share = Math.min(100, (100 * (gcMs + count * l.parleyResume.p50)) / l.gc.parleyMs);
+  const busy = l.sched.filter(([, t]) => t.cpuMs > 0);
+  const cpuMs = busy.reduce((n, [, t]) => n + t.cpuMs, 0);
+  const waitMs = busy.reduce((n, [, t]) => n + t.waitMs, 0);
+  const each = (ms: (t: (typeof busy)[number][1]) => number) => busy.map(([name, t]) => `${name} ${(ms(t) / cycles).toFixed(2)}`).join(', ');
   return (
-    `Over its Parley rounds (${(l.gc.parleyMs / 1000).toFixed(1)} s) the processes on that path paused for garbage collection ${count} times ` +
-    `(${per.map((p) => `${p.name} ${p.count}, ${p.ms.toFixed(0)} ms in all; minor GCs ${p.minor.count}, mean ${(p.minor.ms / Math.max(1, p.minor.count)).toFixed(1)} ms`).join('; ')}): ` +
-    `about ${share.toFixed(1)}% of the samples overlap a pause, ${share > 1 ? 'more than the 1% above the p99, so the p99 is a sample that waited on one' : 'under the 1% above the p99'}.`
+    `Over its Parley rounds (${(l.gc.parleyMs / 1000).toFixed(1)} s, ${n0(cycles)} cycles) the processes used ${(cpuMs / cycles).toFixed(2)} ms of CPU per cycle ` +
+    `(${each((t) => t.cpuMs)}), ${pct(cpuMs, l.gc.parleyMs * cpus)} of the ${cpus} cores, and spent ${(waitMs / cycles).toFixed(2)} ms per cycle runnable but waiting for a CPU ` +
+    `(${each((t) => t.waitMs)}). The gateway and the worker paused for GC ${count} times (${per.map((p) => `${p.name} ${p.count}, ${p.ms.toFixed(0)} ms`).join('; ')}), ` +
+    `${(gcMs / cycles).toFixed(2)} ms per cycle; at most ${share.toFixed(1)}% of the samples can overlap a pause. ` +
+    (waitMs > gcMs
+      ? 'Waiting for a CPU costs more than GC: each hop of a cycle is a wake-up of another process, and with every process of the deployment on these cores, a woken one often waits for a core.'
+      : 'GC costs more than waiting for a CPU here.')
   );
 }
 
@@ -105,7 +118,7 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
     `- **Latency (1).** Sequential answer → resume is ${l.parleyResume.p50.toFixed(1)} ms p50 / ${l.parleyResume.p99.toFixed(1)} ms p99, ` +
       `${(l.parleyResume.p99 / l.bull.p99).toFixed(1)}× the bare BullMQ round trip at p99 (target ≤ 2×). It crosses three processes ` +
       '(client → gateway → worker → gateway → client) where the baseline crosses one; each hop is a BullMQ job or a pub/sub message. ' +
-      gcNote(l),
+      tailNote(l, r.cpus),
   );
   out.push(
     `- **Throughput (2, 3) is CPU-bound.** One cycle costs ${cpu.toFixed(2)} ms of CPU summed over all processes ` +

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 
 let clockTicks = 0;
@@ -128,6 +128,33 @@ export interface PerCycleCosts {
   breakdown: Array<[string, number]>;
   /** µs of Redis time per cycle by command, largest first (`evalsha` includes the commands its scripts ran). */
   redisUsec: Array<[string, number]>;
+}
+
+/** CPU time a process has used so far, and time it spent runnable but waiting for a CPU (ms, all its threads). */
+export interface SchedTimes {
+  cpuMs: number;
+  waitMs: number;
+}
+
+/** From /proc/<pid>/task/<tid>/schedstat (ns on a CPU, ns waiting on a run queue); zeros when the process is gone. */
+export function schedTimesOf(pid: number | undefined): SchedTimes {
+  const times = { cpuMs: 0, waitMs: 0 };
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return times;
+  }
+  for (const tid of threads) {
+    try {
+      const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+      times.cpuMs += onCpu / 1e6;
+      times.waitMs += waiting / 1e6;
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return times;
 }
 
 /** Garbage collection pauses of one process so far, by kind (prom-client's `nodejs_gc_duration_seconds`). */
