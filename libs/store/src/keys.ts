@@ -64,6 +64,10 @@ export class RedisKeys {
   ownerSeqCuts(tenant: string): string {
     return `${this.tenant(tenant)}:owner-cuts`;
   }
+  /** Owners by digest, each scored at or below the newest seq in its seqs: what trimming sweeps for owners gone quiet (emit.lua). */
+  ownerLast(tenant: string): string {
+    return `${this.tenant(tenant)}:owner-last`;
+  }
   /** The first seq filed in an owner's seqs in the tenant: older events are found only in the tenant stream. */
   ownerSeqsFrom(tenant: string): string {
     return `${this.tenant(tenant)}:owner-seqs-from`;

@@ -123,6 +123,63 @@ describe("an owner's replay", () => {
     expect(after.at(-1)).toMatchObject({ type: 'message', data: { text: 'm299' } });
   });
 
+  it("deletes the seqs of an owner whose events the stream has all trimmed (a user who left), keeping the newest as the cut", async () => {
+    const store = makeStore(100);
+    const k = store.ctx.keys;
+    const [carol, bob] = [await heldRun(store, 'carol'), await heldRun(store, 'bob')];
+    const trimmed = async () => Number(await admin.get(k.trimmedEvents(TENANT)));
+    const bobUntilTrimmed = async (seq: number) => {
+      for (let i = 0; (await trimmed()) < seq; i++) {
+        expect(i).toBeLessThan(1000);
+        await say(store, bob, `b${i}`);
+      }
+    };
+    await say(store, carol, 'first');
+    const [first] = ofOwner(await store.events.readTenant(TENANT, 0, 1000), 'carol');
+    await bobUntilTrimmed(first.seq);
+    // Written right after a trim: the next one trims what came before it, not it.
+    await say(store, carol, 'last');
+    const stream = await store.events.readTenant(TENANT, 0, 1000);
+    const last = stream.at(-1)!;
+    expect(last).toMatchObject({ owner: 'carol', data: { text: 'last' } });
+    // Some of carol's events are trimmed, her newest is not: her seqs stay.
+    await bobUntilTrimmed(stream.at(-2)!.seq);
+    expect(await trimmed()).toBeLessThan(last.seq);
+    expect(await admin.exists(k.ownerEventSeqs(TENANT, 'carol'))).toBe(1);
+    expect(await store.events.replayOwner(TENANT, 'carol', 0, 1000)).toEqual({ events: [last], truncated: true });
+
+    await bobUntilTrimmed(last.seq);
+    // Every seq of hers is of a trimmed event: gone, with only her cut left.
+    expect(await admin.exists(k.ownerEventSeqs(TENANT, 'carol'))).toBe(0);
+    expect(await admin.zscore(k.ownerLast(TENANT), userDigest('carol'))).toBeNull();
+    expect(Number(await admin.hget(k.ownerSeqCuts(TENANT), userDigest('carol')))).toBe(last.seq);
+    expect(await store.events.replayOwner(TENANT, 'carol', 0, 1000)).toEqual({ events: [], truncated: true });
+    expect(await store.events.replayOwner(TENANT, 'carol', last.seq, 1000)).toEqual({ events: [], truncated: false });
+    // Bob, still writing, keeps his.
+    expect(await admin.exists(k.ownerEventSeqs(TENANT, 'bob'))).toBe(1);
+    expect(await admin.zscore(k.ownerLast(TENANT), userDigest('bob'))).not.toBeNull();
+
+    // Carol comes back: her seqs start again, after the cut.
+    await say(store, carol, 'back');
+    const back = ofOwner(await store.events.readTenant(TENANT, 0, 1000), 'carol').at(-1)!;
+    expect(await store.events.replayOwner(TENANT, 'carol', 0, 1000)).toEqual({ events: [back], truncated: true });
+    expect(await store.events.replayOwner(TENANT, 'carol', last.seq, 1000)).toEqual({ events: [back], truncated: false });
+  });
+
+  it('notes the owners whose seqs an older release started at their next drop of trimmed seqs', async () => {
+    const store = makeStore(1000);
+    const k = store.ctx.keys;
+    const alice = await heldRun(store, 'alice');
+    await say(store, alice, 'old');
+    await admin.del(k.ownerLast(TENANT));
+    const count = async () => (await admin.strlen(k.ownerEventSeqs(TENANT, 'alice'))) / 6;
+    while ((await count()) < 100) {
+      expect(await admin.zscore(k.ownerLast(TENANT), userDigest('alice'))).toBeNull();
+      await say(store, alice, 'new');
+    }
+    expect(await admin.zscore(k.ownerLast(TENANT), userDigest('alice'))).not.toBeNull();
+  });
+
   it("drops an owner's seqs of events the stream trimmed, so owners' seqs together stay the stream's size", async () => {
     const store = makeStore(100);
     const k = store.ctx.keys;

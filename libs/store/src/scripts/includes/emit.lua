@@ -104,6 +104,14 @@ end
 -- none): a replay from before it reads the tenant stream.
 local OWNER_CUTS = TENANT_TAG .. 'owner-cuts'
 local OWNER_SEQS_FROM = TENANT_TAG .. 'owner-seqs-from'
+-- OWNER_LAST scores each owner's digest at or below the newest seq in its seqs (set when they start,
+-- added if missing at each drop). Seqs are dropped only when their owner gets an event, so an owner
+-- who has none any more (a user who left) would keep seqs of trimmed events for ever: trimming the
+-- stream sweeps a few owners scored at or below the newest seq trimmed, and deletes the seqs of
+-- those whose newest seq is gone from the stream, keeping that seq as their cut (a replay from
+-- below it is told events are missing); the others are scored at their newest seq.
+local OWNER_LAST = TENANT_TAG .. 'owner-last'
+local OWNER_SWEEP_MOST = 50
 local function dropTrimmedSeqs(seqsKey, length, digest)
   -- How many of the seqs are of trimmed events.
   local trimmedCount = firstPackedAbove(seqsKey, length / SEQ_BYTES, tonumber(redis.call('GET', TRIMMED) or '0'))
@@ -124,11 +132,32 @@ local function appendOwnerSeq(owner, seq)
   local length, newestCut = appendPacked(seqsKey, seq)
   if length == SEQ_BYTES then
     redis.call('SETNX', OWNER_SEQS_FROM, string.format('%d', seq))
+    redis.call('ZADD', OWNER_LAST, string.format('%d', seq), digest)
   elseif newestCut then
     redis.call('HSET', OWNER_CUTS, digest, string.format('%d', newestCut))
   end
   if length % (100 * SEQ_BYTES) == 0 then
     dropTrimmedSeqs(seqsKey, length, digest)
+    -- Seqs an older release started, unknown to OWNER_LAST until now.
+    redis.call('ZADD', OWNER_LAST, 'NX', string.format('%d', seq), digest)
+  end
+end
+
+local function sweepDepartedOwners(trimmedSeq)
+  local due = redis.call('ZRANGEBYSCORE', OWNER_LAST, '-inf', string.format('%d', trimmedSeq), 'LIMIT', 0, OWNER_SWEEP_MOST)
+  for _, digest in ipairs(due) do
+    local seqsKey = TENANT_TAG .. 'owner:' .. digest .. ':seqs'
+    local count = redis.call('STRLEN', seqsKey) / SEQ_BYTES
+    local newest = count > 0 and packedSeqAt(seqsKey, count - 1) or nil
+    if newest and newest > trimmedSeq then
+      redis.call('ZADD', OWNER_LAST, string.format('%d', newest), digest)
+    else
+      if newest then
+        redis.call('HSET', OWNER_CUTS, digest, string.format('%d', newest))
+        redis.call('DEL', seqsKey)
+      end
+      redis.call('ZREM', OWNER_LAST, digest)
+    end
   end
 end
 
@@ -165,6 +194,7 @@ local function trimEvents()
   local newest = tonumber(string.match(doomed[#doomed][1], '%d+$'))
   redis.call('XTRIM', KEYS[2], 'MINID', string.format('0-%d', newest + 1))
   redis.call('SET', TRIMMED, string.format('%d', newest))
+  sweepDepartedOwners(newest)
 end
 
 -- The events of this script, as published: one message per script, a JSON array of them in seq
