@@ -41,6 +41,19 @@ describe('EventChannelFollower', () => {
     expect([follower.isFollowing, await followers()]).toEqual([false, 0]);
   });
 
+  it('calls back each time a subscribe takes effect, not when it was following already', async () => {
+    let subscribed = 0;
+    const follower = new EventChannelFollower(subscriber, channel, () => subscribed++);
+    await follower.follow(true);
+    await follower.follow(true);
+    expect(subscribed).toBe(1);
+    await follower.follow(false);
+    await Promise.all([follower.follow(true), follower.follow(true)]);
+    expect(subscribed).toBe(2);
+    await follower.follow(false);
+    expect(await followers()).toBe(0);
+  });
+
   it('a failed subscribe leaves it not following, and the next call tries again', async () => {
     // Not connected yet, and no offline queue: the first subscribe is refused at once.
     const early = new Redis(REDIS_URL, { lazyConnect: true, enableOfflineQueue: false });

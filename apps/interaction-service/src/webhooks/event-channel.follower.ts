@@ -4,7 +4,8 @@ import type { RedisClient } from '@parley/platform';
  * The deployment's event channel, subscribed to only while it is wanted. Every script publishes
  * each event there; a webhook dispatcher with no tenant to route for would wake for every one of
  * them just to drop it. Changes are applied one at a time, each to the latest wanted state, so
- * callers racing each other end where the last of them asked.
+ * callers racing each other end where the last of them asked. `onSubscribed` runs each time a
+ * subscribe takes effect: what was written before it was not announced, and must be read.
  */
 export class EventChannelFollower {
   private following = false;
@@ -14,6 +15,7 @@ export class EventChannelFollower {
   constructor(
     private readonly subscriber: RedisClient,
     private readonly channel: string,
+    private readonly onSubscribed: () => void = () => undefined,
   ) {}
 
   get isFollowing(): boolean {
@@ -31,6 +33,7 @@ export class EventChannelFollower {
     if (this.wanted && !this.following) {
       await this.subscriber.subscribe(this.channel);
       this.following = true;
+      this.onSubscribed();
     } else if (!this.wanted && this.following) {
       await this.subscriber.unsubscribe(this.channel);
       this.following = false;

@@ -83,10 +83,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.subscriber.on('ready', this.onReconnect);
     // The connection the reads go over: a drop may have lost a read's reply, which ioredis sent again.
     this.store.ctx.redis.on('ready', this.onReconnect);
-    this.channel = new EventChannelFollower(this.subscriber, this.store.ctx.keys.eventsChannel());
+    this.channel = new EventChannelFollower(this.subscriber, this.store.ctx.keys.eventsChannel(), () => this.markAll());
     // The control tail before the tenant list: a change in between is seen by the control loop.
     const tail = await this.webhooks.subscriptions.controlTail();
-    await this.setTenants(await this.webhooks.subscriptions.tenants());
+    this.setTenants(await this.webhooks.subscriptions.tenants());
     this.started = true;
     this.loops.push(this.controlLoop(tail));
     this.startHousekeeping();
@@ -156,7 +156,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           return;
         }
         if (String(error).includes('NOGROUP')) {
-          await this.createMissingGroups([tenant]);
+          await this.webhooks.subscriptions.createGroup(tenant);
         } else {
           this.logger.warn(`reading or routing the events of tenant ${tenant}: ${String(error)}`);
           this.retryLater(tenant);
@@ -217,15 +217,25 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Follows the channel before a tenant new to the list is read: an event written in between is in
-   * that read or announced. If that fails, the list stays as it was (the next refresh retries).
+   * New tenants are read at once. The channel is followed (or left) in the background: a subscribe
+   * waits while its connection is away, and must hold up neither this nor housekeeping. Once one
+   * takes effect every tenant is read again (what was written before it was not announced); one
+   * that failed is tried again by the next housekeeping pass.
    */
-  private async setTenants(tenants: string[]): Promise<void> {
-    await this.channel!.follow(tenants.length > 0);
+  private setTenants(tenants: string[]): void {
     const added = tenants.filter((tenant) => !this.tenants.has(tenant));
     this.tenants = new Set(tenants);
+    this.followChannel();
     added.forEach((tenant) => this.due.add(tenant));
     this.kick();
+  }
+
+  private followChannel(): void {
+    this.channel!.follow(this.tenants.size > 0).catch((error: unknown) => {
+      if (!this.stopped) {
+        this.logger.warn(`following the event channel: ${String(error)}`);
+      }
+    });
   }
 
   private async controlLoop(from: string): Promise<void> {
@@ -235,8 +245,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         const reply = (await this.control!.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.store.ctx.keys.webhookControl(), last)) as StreamReply | null;
         const entries = reply?.[0]?.[1] ?? [];
         if (entries.length > 0) {
-          last = entries[entries.length - 1][0];
+          // Read on from there only once the refresh is done: one that failed is tried again.
           await this.refresh();
+          last = entries[entries.length - 1][0];
         }
       } catch (error) {
         if (this.stopped) {
@@ -250,7 +261,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /** Reloads the tenant list; a tenant new to it is read at once. */
   private async refresh(): Promise<void> {
-    await this.setTenants(await this.webhooks.subscriptions.tenants());
+    this.setTenants(await this.webhooks.subscriptions.tenants());
   }
 
   /**
@@ -318,7 +329,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           continue;
         }
         await this.claimIdle(tenant);
-        await this.dropDeadConsumers(tenant);
+        await this.webhooks.subscriptions.dropDeadConsumers(tenant, this.consumer, DEAD_CONSUMER_MS);
       }
       await this.refresh();
       // Safety net for a wake-up pub/sub dropped (e.g. a cluster node's failover under the subscriber).
@@ -339,7 +350,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         reply = (await this.store.ctx.redis.xautoclaim(stream, WEBHOOK_GROUP, this.consumer, this.config.webhookClaimIdleMs, cursor, 'COUNT', BATCH)) as [string, Entry[], string[]?];
       } catch (error) {
         if (String(error).includes('NOGROUP')) {
-          await this.createMissingGroups([tenant]);
+          await this.webhooks.subscriptions.createGroup(tenant);
           return;
         }
         throw error;
@@ -357,28 +368,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         return;
       }
     } while (cursor !== '0-0' && !this.stopped);
-  }
-
-  private async dropDeadConsumers(tenant: string): Promise<void> {
-    const stream = this.store.ctx.keys.tenantEvents(tenant);
-    const consumers = (await this.store.ctx.redis.xinfo('CONSUMERS', stream, WEBHOOK_GROUP)) as unknown[][];
-    for (const flat of consumers) {
-      const info = new Map<string, unknown>();
-      for (let i = 0; i + 1 < flat.length; i += 2) {
-        info.set(String(flat[i]), flat[i + 1]);
-      }
-      const idle = Number(info.get('inactive') ?? info.get('idle') ?? 0);
-      if (info.get('name') !== this.consumer && Number(info.get('pending')) === 0 && idle > DEAD_CONSUMER_MS) {
-        await this.store.ctx.redis.xgroup('DELCONSUMER', stream, WEBHOOK_GROUP, String(info.get('name')));
-      }
-    }
-  }
-
-  /** A group that vanished (the stream was deleted by hand): start it at the stream's end. */
-  private async createMissingGroups(tenants: string[]): Promise<void> {
-    for (const tenant of tenants) {
-      await this.store.ctx.redis.xgroup('CREATE', this.store.ctx.keys.tenantEvents(tenant), WEBHOOK_GROUP, '$', 'MKSTREAM').catch(() => undefined);
-    }
   }
 
   private pause(ms: number): Promise<void> {

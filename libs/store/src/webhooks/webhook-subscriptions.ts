@@ -1,4 +1,5 @@
 import type { StoreContext } from '../store.context';
+import { WEBHOOK_GROUP } from './webhook.repository';
 
 /** Control messages kept: a dispatcher only needs the ones since it started reading. */
 const CONTROL_MAXLEN = 1000;
@@ -15,6 +16,27 @@ export class WebhookSubscriptions {
     const k = this.ctx.keys;
     await this.ctx.redis.sadd(k.webhookTenants(), tenant);
     await this.ctx.redis.xadd(k.webhookControl(), 'MAXLEN', '~', CONTROL_MAXLEN, '*', 't', tenant);
+  }
+
+  /** A group that vanished (the stream was deleted by hand): started again at the stream's end. */
+  async createGroup(tenant: string): Promise<void> {
+    await this.ctx.redis.xgroup('CREATE', this.ctx.keys.tenantEvents(tenant), WEBHOOK_GROUP, '$', 'MKSTREAM').catch(() => undefined);
+  }
+
+  /** Removes from the tenant's group the consumers other than `keep` with nothing pending that have not read for `deadMs`. */
+  async dropDeadConsumers(tenant: string, keep: string, deadMs: number): Promise<void> {
+    const stream = this.ctx.keys.tenantEvents(tenant);
+    const consumers = (await this.ctx.redis.xinfo('CONSUMERS', stream, WEBHOOK_GROUP)) as unknown[][];
+    for (const flat of consumers) {
+      const info = new Map<string, unknown>();
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        info.set(String(flat[i]), flat[i + 1]);
+      }
+      const idle = Number(info.get('inactive') ?? info.get('idle') ?? 0);
+      if (info.get('name') !== keep && Number(info.get('pending')) === 0 && idle > deadMs) {
+        await this.ctx.redis.xgroup('DELCONSUMER', stream, WEBHOOK_GROUP, String(info.get('name')));
+      }
+    }
   }
 
   async tenants(): Promise<string[]> {

@@ -107,11 +107,13 @@ local OWNER_SEQS_FROM = TENANT_TAG .. 'owner-seqs-from'
 -- OWNER_LAST scores each owner's digest at or below the newest seq in its seqs (set when they start,
 -- added if missing at each drop). Seqs are dropped only when their owner gets an event, so an owner
 -- who has none any more (a user who left) would keep seqs of trimmed events for ever: trimming the
--- stream sweeps a few owners scored at or below the newest seq trimmed, and deletes the seqs of
--- those whose newest seq is gone from the stream, keeping that seq as their cut (a replay from
--- below it is told events are missing); the others are scored at their newest seq.
+-- stream sweeps owners scored at or below the newest seq trimmed, and deletes the seqs of those
+-- whose newest seq is gone from the stream, keeping that seq as their cut (a replay from below it
+-- is told events are missing); the others are scored at their newest seq. A trimmed event makes at
+-- most one owner due (its own, scored at it), so a trim sweeps as many owners as it trimmed events,
+-- and OWNER_SWEEP_EXTRA more for a backlog (owners an older release left, found at their 100th seq).
 local OWNER_LAST = TENANT_TAG .. 'owner-last'
-local OWNER_SWEEP_MOST = 50
+local OWNER_SWEEP_EXTRA = 50
 local function dropTrimmedSeqs(seqsKey, length, digest)
   -- How many of the seqs are of trimmed events.
   local trimmedCount = firstPackedAbove(seqsKey, length / SEQ_BYTES, tonumber(redis.call('GET', TRIMMED) or '0'))
@@ -143,8 +145,8 @@ local function appendOwnerSeq(owner, seq)
   end
 end
 
-local function sweepDepartedOwners(trimmedSeq)
-  local due = redis.call('ZRANGEBYSCORE', OWNER_LAST, '-inf', string.format('%d', trimmedSeq), 'LIMIT', 0, OWNER_SWEEP_MOST)
+local function sweepDepartedOwners(trimmedSeq, trimmedCount)
+  local due = redis.call('ZRANGEBYSCORE', OWNER_LAST, '-inf', string.format('%d', trimmedSeq), 'LIMIT', 0, trimmedCount + OWNER_SWEEP_EXTRA)
   for _, digest in ipairs(due) do
     local seqsKey = TENANT_TAG .. 'owner:' .. digest .. ':seqs'
     local count = redis.call('STRLEN', seqsKey) / SEQ_BYTES
@@ -194,7 +196,7 @@ local function trimEvents()
   local newest = tonumber(string.match(doomed[#doomed][1], '%d+$'))
   redis.call('XTRIM', KEYS[2], 'MINID', string.format('0-%d', newest + 1))
   redis.call('SET', TRIMMED, string.format('%d', newest))
-  sweepDepartedOwners(newest)
+  sweepDepartedOwners(newest, #doomed)
 end
 
 -- The events of this script, as published: one message per script, a JSON array of them in seq
