@@ -4,6 +4,9 @@ import type { Harness } from '../harness/harness';
 import type { ServiceProcess } from '../harness/service.process';
 import type { RedisServer } from '../support/redis-server';
 
+/** How long a loop-worker chosen to die is watched for a moment when it holds a run. */
+const CATCH_MS = 3000;
+
 export interface FaultLog {
   kills: Record<string, number>;
   restarts: number;
@@ -15,7 +18,9 @@ export interface FaultLog {
 
 /**
  * kill -9 of a random gateway, loop-worker or interaction-service every few seconds, each restarted
- * after a short random pause; one at a time, so each kind always has a survivor to take over.
+ * after a short random pause; one at a time, so each kind always has a survivor to take over. A
+ * loop-worker is killed while it advances a run when it can be caught at it (`holdsRun`), so that
+ * most of its kills leave a run for another worker to take over, as a crash mid-step does.
  */
 export class FaultInjector {
   readonly log: FaultLog = { kills: { gateway: 0, 'loop-worker': 0, 'interaction-service': 0 }, restarts: 0, redisRestarts: 0, restartFailures: [], lines: [] };
@@ -29,6 +34,8 @@ export class FaultInjector {
     private readonly started: number,
     /** Called right after a loop-worker was killed, e.g. to time the takeover of its runs. */
     private readonly onWorkerKilled: (worker: string, at: number) => void = () => undefined,
+    /** Whether the loop-worker of that name holds a run right now. */
+    private readonly holdsRun: (worker: string) => Promise<boolean> = () => Promise.resolve(true),
   ) {}
 
   start(): void {
@@ -84,6 +91,9 @@ export class FaultInjector {
       if (!victim) {
         continue;
       }
+      if (victim.kind === 'loop-worker') {
+        await this.catchAtWork(victim.name);
+      }
       await victim.kill9();
       this.log.kills[victim.kind] += 1;
       if (victim.kind === 'loop-worker') {
@@ -92,6 +102,14 @@ export class FaultInjector {
       this.note(`kill -9 ${victim.name}`);
       await this.pause(300 + this.random() * 2200, false);
       await this.restart(victim);
+    }
+  }
+
+  /** Waits (at most CATCH_MS) until the worker holds a run; polling, since nothing announces it. */
+  private async catchAtWork(worker: string): Promise<void> {
+    const until = Date.now() + CATCH_MS;
+    while (this.running && Date.now() < until && !(await this.holdsRun(worker).catch(() => false))) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 

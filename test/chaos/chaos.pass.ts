@@ -78,7 +78,13 @@ export async function runPass(options: PassOptions): Promise<PassReport> {
     answerer.start();
     const takeovers: number[] = [];
     const timing: Array<Promise<void>> = [];
-    const faults = new FaultInjector(h, options.random, started, (worker, at) => timing.push(timeTakeovers(harness, ids, worker, at, takeovers)));
+    const faults = new FaultInjector(
+      h,
+      options.random,
+      started,
+      (worker, at) => timing.push(timeTakeovers(harness, ids, worker, at, takeovers)),
+      async (worker) => (await runsHeldBy(harness, ids.slice(-80), worker)).length > 0,
+    );
     faults.start();
 
     const endedCount = endedCounter(clients);
@@ -189,18 +195,20 @@ async function slowRuns(h: Harness, since: number): Promise<string[]> {
   });
 }
 
+/** The runs of `runIds` that the loop-worker named `worker` is advancing. */
+async function runsHeldBy(h: Harness, runIds: string[], worker: string): Promise<string[]> {
+  const pipeline = h.redis.pipeline();
+  runIds.forEach((id) => pipeline.hmget(h.keys.run(h.tenant, id), 'status', 'worker'));
+  const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
+  return runIds.filter((_, i) => rows[i][0] === 'running' && rows[i][1] === worker);
+}
+
 /** Times how long each run the killed worker was advancing takes to be held by another worker. */
 async function timeTakeovers(h: Harness, ids: string[], worker: string, killedAt: number, into: number[]): Promise<void> {
-  const held = async (runIds: string[]) => {
-    const pipeline = h.redis.pipeline();
-    runIds.forEach((id) => pipeline.hmget(h.keys.run(h.tenant, id), 'status', 'worker'));
-    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => (row ?? []) as Array<string | null>);
-    return runIds.filter((_, i) => rows[i][0] === 'running' && rows[i][1] === worker);
-  };
-  let waiting = await held(ids.slice(-80)).catch((): string[] => []);
+  let waiting = await runsHeldBy(h, ids.slice(-80), worker).catch((): string[] => []);
   while (waiting.length > 0 && Date.now() - killedAt < 30_000) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const still = await held(waiting).catch(() => waiting);
+    const still = await runsHeldBy(h, waiting, worker).catch(() => waiting);
     waiting.filter((id) => !still.includes(id)).forEach(() => into.push(Date.now() - killedAt));
     waiting = still;
   }
