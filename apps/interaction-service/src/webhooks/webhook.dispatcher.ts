@@ -31,11 +31,9 @@ const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
 /**
  * Reads the event streams of the tenants that have webhook endpoints, as one consumer of a group
  * shared by every interaction-service, so each event is routed once. Nothing polls: while some tenant
- * has endpoints, the dispatcher listens on the deployment's event channel (every event is published
- * there by the script that wrote it; with no such tenant it does not subscribe, and wakes for none)
- * and reads a tenant's stream (XREADGROUP, not blocking) when an event of that tenant went by.
- * Wake-ups are coalesced: a tenant is marked due once, however many events arrive while
- * it waits or is being read. Each read covers one stream, so it works on a Redis Cluster, where a
+ * has endpoints, the dispatcher listens on the deployment's event channel (each script publishes its
+ * events there) and reads a tenant's stream (XREADGROUP, not blocking) when an event of that tenant
+ * went by, a tenant marked due once however many events arrive while it waits or is being read. Each read covers one stream, so it works on a Redis Cluster, where a
  * read over several tenants' streams is refused (CROSSSLOT). Pub/sub can drop messages while the
  * subscriber reconnects, so a (re)subscribe, a tenant list change and every housekeeping pass
  * read every tenant once. A second connection blocks on the control stream: when an endpoint is
@@ -84,9 +82,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     // The connection the reads go over: a drop may have lost a read's reply, which ioredis sent again.
     this.store.ctx.redis.on('ready', this.onReconnect);
     this.channel = new EventChannelFollower(this.subscriber, this.store.ctx.keys.eventsChannel(), () => this.markAll());
-    // The control tail before the tenant list: a change in between is seen by the control loop.
-    const tail = await this.webhooks.subscriptions.controlTail();
-    this.setTenants(await this.webhooks.subscriptions.tenants());
+    const { tail, tenants } = await this.firstRead();
+    this.setTenants(tenants);
     this.started = true;
     this.loops.push(this.controlLoop(tail));
     this.startHousekeeping();
@@ -101,6 +98,20 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.subscriber?.disconnect();
     this.control?.disconnect();
     await Promise.allSettled([...this.loops, this.housekeeping, this.draining]);
+  }
+
+  /** The control tail, then the tenant list (a change in between is seen by the control loop); Redis may be away as the process starts. */
+  private async firstRead(): Promise<{ tail: string; tenants: string[] }> {
+    for (;;) {
+      try {
+        const tail = await this.webhooks.subscriptions.controlTail();
+        return { tail, tenants: await this.webhooks.subscriptions.tenants() };
+      } catch (error) {
+        if (this.stopped) {throw error;}
+        this.logger.warn(`reading the webhook tenants at start, trying again in a second: ${String(error)}`);
+        await this.pause(1000);
+      }
+    }
   }
 
   /** After a drop, what a read whose reply was lost took is pending with this consumer: read that first. */
