@@ -71,13 +71,10 @@ const COMMANDS_PER_EVENT = 5;
 const cmd = (c: CycleResults, name: string) => c.throughput.oneWorker.costs.breakdown.find(([n]) => n === name)?.[1] ?? 0;
 
 /**
- * The GC pauses of the processes on the answer's path over §1's Parley rounds, and the share of the
- * samples that overlap one: a sample of p50 length overlaps a pause that starts during it or while
- * it is running, so each pause covers its own length plus a p50 of the rounds' time.
- */
-/**
  * Where the time over the p50 can go in §1: pauses for GC in the processes on the path, and waits
- * for a CPU (a process that was woken, runnable, but not running: /proc/<pid>/schedstat), both per cycle.
+ * for a CPU (a process that was woken, runnable, but not running: /proc/<pid>/schedstat), both per
+ * cycle. A sample of p50 length overlaps a pause that starts during it or while it is running, so
+ * each pause covers its own length plus a p50 of the rounds' time: the share given is a ceiling.
  */
 function tailNote(l: CycleResults['latency'], cpus: number): string {
   const kinds = ['minor', 'major', 'incremental'] as const;

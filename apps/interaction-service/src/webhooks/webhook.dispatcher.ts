@@ -30,17 +30,16 @@ const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
 
 /**
  * Reads the event streams of the tenants that have webhook endpoints, as one consumer of a group
- * shared by every interaction-service, so each event is routed once. Nothing polls: while some tenant
- * has endpoints, the dispatcher listens on the deployment's event channel (each script publishes its
- * events there) and reads a tenant's stream (XREADGROUP, not blocking) when an event of that tenant
- * went by, a tenant marked due once however many events arrive while it waits or is being read. Each read covers one stream, so it works on a Redis Cluster, where a
- * read over several tenants' streams is refused (CROSSSLOT). Pub/sub can drop messages while the
- * subscriber reconnects, so a (re)subscribe, a tenant list change and every housekeeping pass
- * read every tenant once. A second connection blocks on the control stream: when an endpoint is
- * created or changed it refreshes the tenant list. Entries are acknowledged only after their
- * delivery jobs are queued. Entries this process read but could not route (Redis failed under it)
- * are read again from its pending entries a second later, before anything newer of that tenant;
- * entries a dead process left unacknowledged are taken over (XAUTOCLAIM) at start and then periodically.
+ * shared by every interaction-service, so each event is routed once. Nothing polls: while some
+ * tenant has endpoints, the dispatcher listens on the deployment's event channel (each script
+ * publishes its events there) and reads a tenant's stream (XREADGROUP, not blocking) when an event
+ * of it went by; a tenant is marked due once however many events arrive meanwhile. One stream per
+ * read, as a Redis Cluster requires (CROSSSLOT). Pub/sub can drop messages, so a (re)subscribe, a
+ * tenant list change and every housekeeping pass read every tenant once. A second connection
+ * blocks on the control stream, which announces endpoint changes. Entries are acknowledged once
+ * their delivery jobs are queued; those read but not routed (Redis failed under it) are read again
+ * a second later, before anything newer of that tenant, and those a dead process left are taken
+ * over (XAUTOCLAIM) at start and then periodically.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -107,7 +106,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         const tail = await this.webhooks.subscriptions.controlTail();
         return { tail, tenants: await this.webhooks.subscriptions.tenants() };
       } catch (error) {
-        if (this.stopped) {throw error;}
+        if (this.stopped) {
+          throw error;
+        }
         this.logger.warn(`reading the webhook tenants at start, trying again in a second: ${String(error)}`);
         await this.pause(1000);
       }
@@ -229,9 +230,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   /**
    * New tenants are read at once. The channel is followed (or left) in the background: a subscribe
-   * waits while its connection is away, and must hold up neither this nor housekeeping. Once one
-   * takes effect every tenant is read again (what was written before it was not announced); one
-   * that failed is tried again by the next housekeeping pass.
+   * waits while its connection is away, holding up nothing. Once one takes effect every tenant is
+   * read again (what came before it was not announced); a failed one is retried by housekeeping.
    */
   private setTenants(tenants: string[]): void {
     const added = tenants.filter((tenant) => !this.tenants.has(tenant));
