@@ -9,7 +9,7 @@ import { TestStack, writeAgents } from '../../test/support/stack';
 import { say } from '../support/env';
 import { CommandWindow } from '../support/meter';
 import { AutoAnswerer, writerAgent, type BenchAgent } from '../support/parley';
-import type { ApprovalResults, CommandFigures, CommandLineResults, GrantResults } from '../support/report';
+import type { ApprovalResults, CommandFigures, CommandLineResults, GrantResults } from '../support/report.hotpaths';
 import { percentile, pool, summarize } from '../support/stats';
 import { CONCURRENCY, CONC_RUNS, SEQ_QUESTIONS, SEQ_RUNS, SHORT_QUESTIONS } from './cycles';
 import { QUICK, BENCH_LIMITS_OFF } from '../support/env';

@@ -1,9 +1,8 @@
 import { COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
 import type { CycleResults } from '../items/cycles';
+import { b0, n0 } from './format';
 import type { Results } from './report';
 
-const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
-const b0 = (v: number) => `${n0(v)} B`;
 const pct = (part: number, whole: number) => `${Math.round((100 * part) / whole)}%`;
 const TARGET_BYTES = 1536;
 

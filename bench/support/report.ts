@@ -6,54 +6,8 @@ import type { LangGraphResults } from '../items/langgraph';
 import { BULK_STEPS, COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
 import { AutoAnswerer } from './parley';
 import type { PerCycleCosts } from './procs';
-import type { Latency } from './stats';
-
-export interface CommandFigures {
-  /** Commands this process sent, per cycle (pipelined commands count one each). */
-  local: number;
-  /** Server-side INFO delta per cycle (includes commands inside Lua scripts), background-corrected. */
-  server: number;
-}
-
-export interface ApprovalResults {
-  runs: number;
-  callsPerRun: number;
-  concurrency: number;
-  cycles: number;
-  ms: number;
-  perSec: number;
-  resume: Latency;
-  absorbed: number;
-  commands: CommandFigures;
-}
-
-export interface GrantResults {
-  sequential: { runs: number; callsPerRun: number; step: Latency };
-  runs: number;
-  coveredPerRun: number;
-  concurrency: number;
-  covered: number;
-  ms: number;
-  bareMs: number;
-  perSec: number;
-  marginalPerSec: number;
-  step: Latency;
-  commands: CommandFigures;
-  marginalCommands: CommandFigures;
-  smismemberPerCall: number;
-  breakdown: Array<[string, number]>;
-}
-
-export interface CommandLineResults {
-  lines: number;
-  rounds: number;
-  callsPerRound: number;
-  opsPerSec: number;
-  usPerCall: number;
-  minUs: number;
-  maxUs: number;
-  perLine: Array<{ line: string; verdict: string; us: number }>;
-}
+import { b0, ms, ms0, n0, n1, n2, ratio, yes } from './format';
+import { renderHotPaths, type ApprovalResults, type CommandLineResults, type GrantResults } from './report.hotpaths';
 
 export interface Results {
   date: string;
@@ -74,18 +28,6 @@ export interface Results {
   commandLine?: CommandLineResults;
 }
 
-const fin = (v: number) => Number.isFinite(v);
-const ms = (v: number) => (fin(v) ? `${v.toFixed(2)} ms` : 'n/a');
-const ms0 = (v: number) => (fin(v) ? `${Math.round(v).toLocaleString('en-US')} ms` : 'n/a');
-const n0 = (v: number) => (fin(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
-const n1 = (v: number) => (fin(v) ? v.toFixed(1) : 'n/a');
-const n2 = (v: number) => (fin(v) ? v.toFixed(2) : 'n/a');
-const b0 = (v: number) => (fin(v) ? `${Math.round(v).toLocaleString('en-US')} B` : 'n/a');
-const us = (v: number) => (fin(v) ? `${v.toFixed(2)} µs` : 'n/a');
-const ratio = (a: number, b: number) => (b > 0 && fin(a) ? `${(a / b).toFixed(2)}×` : 'n/a');
-const yes = (ok: boolean) => (ok ? '**yes**' : '**no**');
-const cell = (line: string) => `\`${line.replace(/\|/g, '\\|').replace(/\n/g, '⏎')}\``;
-
 export function machine(): { node: string; cpus: number; cpuModel: string } {
   const list = cpus();
   return { node: process.version, cpus: list.length, cpuModel: list[0]?.model ?? 'unknown' };
@@ -96,7 +38,7 @@ function costRows(out: string[], rows: Array<[string, PerCycleCosts]>): void {
   out.push('|---|---|---|---|---|');
   for (const [label, c] of rows) {
     const byProcess = c.cpu
-      .filter(([, v]) => fin(v))
+      .filter(([, v]) => Number.isFinite(v))
       .map(([role, v]) => `${role} ${v.toFixed(2)}`)
       .join(', ');
     out.push(`| ${label} | ${ms(c.cpuTotal)} | ${byProcess} | ${n1(c.commands)} | ${n2(c.scriptCalls)} |`);
@@ -406,40 +348,7 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('');
   }
 
-  out.push('## Other hot paths (one process)');
-  out.push('');
-  out.push('These run in one Node.js process (the e2e `TestStack`: gateway, loop-worker and interaction-service with the');
-  out.push('answering client; worker concurrency 50) on the same Redis, and count the commands that process **sends**');
-  out.push('(inside ioredis, `bench/support/meter.ts`: a pipelined command counts one, a script call counts one).');
-  out.push('');
-  if (r.approvals) {
-    const a = r.approvals;
-    out.push(`**Approve → resume** (${a.runs} concurrent runs, each calling \`write_file\` ${a.callsPerRun} times, every call approved with \`allow_once\`):`);
-    out.push(`${n0(a.perSec)} cycles/s (${a.cycles} in ${(a.ms / 1000).toFixed(2)} s), answer → resume p50 ${ms(a.resume.p50)} / p99 ${ms(a.resume.p99)}, ${n1(a.commands.local)} commands sent per cycle.`);
-    out.push('');
-  }
-  if (r.grants) {
-    const g = r.grants;
-    out.push(`**Tool calls covered by a run grant** (first \`write_file\` approved with \`allow_run\` on the whole workspace, then ${g.coveredPerRun} calls`);
-    out.push(`that run on the grant, no person): ${n0(g.perSec)} calls/s gross over ${g.runs} concurrent runs (${n0(g.marginalPerSec)} marginal, minus a round`);
-    out.push(`without covered calls); one covered step p50 ${ms(g.sequential.step.p50)} / p99 ${ms(g.sequential.step.p99)} one run at a time; ${n1(g.marginalCommands.local)} commands sent`);
-    out.push(`per covered call (marginal), of which \`SMISMEMBER\` on the grant set ${n2(g.smismemberPerCall)} (asserted: exactly one).`);
-    out.push('');
-    out.push('| command (marginal, per covered call) | sent |');
-    out.push('|---|---|');
-    g.breakdown.forEach(([name, v]) => out.push(`| \`${name}\` | ${n2(v)} |`));
-    out.push('');
-  }
-  if (r.commandLine) {
-    const cl = r.commandLine;
-    out.push(`**Shell command-line analysis** (\`analyseCommandLine\`, read for every \`shell\` call that needs approval; pure CPU):`);
-    out.push(`${n0(cl.opsPerSec)} calls/s, ${us(cl.usPerCall)} per call over a mix of ${cl.lines} lines (median of ${cl.rounds} rounds of ${n0(cl.callsPerRound)}; fastest ${us(cl.minUs)}, slowest ${us(cl.maxUs)}).`);
-    out.push('');
-    out.push('| line | what the scanner makes of it | µs per call |');
-    out.push('|---|---|---|');
-    cl.perLine.forEach((p) => out.push(`| ${cell(p.line)} | ${p.verdict} | ${us(p.us)} |`));
-    out.push('');
-  }
+  out.push(...renderHotPaths(r));
   return out.join('\n');
 }
 
