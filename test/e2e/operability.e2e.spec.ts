@@ -172,10 +172,13 @@ describe('operability: readiness follows Redis', () => {
     await stack.stopInteractions();
     await redis.kill9();
     const starting = stack.startInteractions();
-    // The outage outlasts a command connection's retries (a restart during an outage, as in the chaos run).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await redis.restart();
-    await starting;
+    try {
+      // The outage outlasts a command connection's retries (a restart during an outage, as in the chaos run).
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await redis.restart();
+    } finally {
+      await starting;
+    }
     await waitFor(async () => (await getJson(`${opsUrl(stack.interactions)}/health/ready`)).status === 200, { message: 'the interaction-service ready', timeoutMs: 20_000 });
   });
 });

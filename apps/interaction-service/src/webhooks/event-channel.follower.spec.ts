@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { EventChannelFollower } from './event-channel.follower';
+import { EventChannelFollower, tenantOfMessage } from './event-channel.follower';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -54,6 +54,19 @@ describe('EventChannelFollower', () => {
     expect(await followers()).toBe(0);
   });
 
+  it('renews a subscription lost behind its back (a Cluster subscriber can lose it unnoticed)', async () => {
+    let subscribed = 0;
+    const follower = new EventChannelFollower(subscriber, channel, () => subscribed++);
+    await follower.follow(true);
+    await subscriber.unsubscribe(channel);
+    await follower.follow(true);
+    expect([follower.isFollowing, await followers()]).toEqual([true, 0]);
+    await follower.follow(true, true);
+    expect([follower.isFollowing, await followers(), subscribed]).toEqual([true, 1, 1]);
+    await follower.follow(false, true);
+    expect(await followers()).toBe(0);
+  });
+
   it('a failed subscribe leaves it not following, and the next call tries again', async () => {
     // Not connected yet, and no offline queue: the first subscribe is refused at once.
     const early = new Redis(REDIS_URL, { lazyConnect: true, enableOfflineQueue: false });
@@ -69,5 +82,17 @@ describe('EventChannelFollower', () => {
     } finally {
       early.disconnect();
     }
+  });
+});
+
+describe('tenantOfMessage', () => {
+  it("finds the tenant of the channel's messages, arrays of events or single events, and nothing in anything else", () => {
+    expect(tenantOfMessage('[{"seq":12,"tenant":"acme","runId":"r"},{"seq":13,"tenant":"acme"}]')).toBe('acme');
+    expect(tenantOfMessage('{"seq":12,"tenant":"globex","runId":"r"}')).toBe('globex');
+    expect(tenantOfMessage('[{"tenant":"initech","seq":12}]')).toBe('initech');
+    expect(tenantOfMessage('{"seq":12,"tenant":"a\\"b"}')).toBe('a"b');
+    expect(tenantOfMessage('not json')).toBeUndefined();
+    expect(tenantOfMessage('[]')).toBeUndefined();
+    expect(tenantOfMessage('{"seq":1,"tenant":7}')).toBeUndefined();
   });
 });

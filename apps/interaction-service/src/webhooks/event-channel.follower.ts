@@ -1,11 +1,33 @@
+import type { PublishedMessage } from '@parley/contracts';
 import type { RedisClient } from '@parley/platform';
+
+/**
+ * Every message starts like this (includes/emit.lua: an array of one tenant's events, or one event
+ * from an older release): the tenant is found without parsing the rest.
+ */
+const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
+
+/** The tenant of a message of the event channel (undefined if it is not an event). */
+export function tenantOfMessage(message: string): string | undefined {
+  const quick = TENANT_OF.exec(message)?.[1];
+  if (quick !== undefined) {
+    return quick;
+  }
+  try {
+    const parsed = JSON.parse(message) as PublishedMessage;
+    const tenant = (Array.isArray(parsed) ? parsed[0] : parsed)?.tenant;
+    return typeof tenant === 'string' ? tenant : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The deployment's event channel, subscribed to only while it is wanted. Every script publishes
  * each event there; a webhook dispatcher with no tenant to route for would wake for every one of
  * them just to drop it. Changes are applied one at a time, each to the latest wanted state, so
  * callers racing each other end where the last of them asked. `onSubscribed` runs each time a
- * subscribe takes effect: what was written before it was not announced, and must be read.
+ * subscription starts: what was written before it was not announced, and must be read.
  */
 export class EventChannelFollower {
   private following = false;
@@ -22,18 +44,24 @@ export class EventChannelFollower {
     return this.following;
   }
 
-  /** Subscribes or unsubscribes; resolves once the subscriber is as the latest call wants it. */
-  follow(wanted: boolean): Promise<void> {
+  /**
+   * Subscribes or unsubscribes; resolves once the subscriber is as the latest call wants it.
+   * `renew`: subscribes again even if following (harmless when the subscription holds).
+   */
+  follow(wanted: boolean, renew = false): Promise<void> {
     this.wanted = wanted;
-    this.settled = this.settled.catch(() => undefined).then(() => this.settle());
+    this.settled = this.settled.catch(() => undefined).then(() => this.settle(renew));
     return this.settled;
   }
 
-  private async settle(): Promise<void> {
-    if (this.wanted && !this.following) {
+  private async settle(renew: boolean): Promise<void> {
+    if (this.wanted && (!this.following || renew)) {
+      const was = this.following;
       await this.subscriber.subscribe(this.channel);
       this.following = true;
-      this.onSubscribed();
+      if (!was) {
+        this.onSubscribed();
+      }
     } else if (!this.wanted && this.following) {
       await this.subscriber.unsubscribe(this.channel);
       this.following = false;

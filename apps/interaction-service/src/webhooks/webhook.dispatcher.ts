@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry } from '@parley/store';
-import type { PublishedMessage, StoredWebhook } from '@parley/contracts';
-import { EventChannelFollower } from './event-channel.follower';
+import type { StoredWebhook } from '@parley/contracts';
+import { EventChannelFollower, tenantOfMessage } from './event-channel.follower';
 import { WebhookRouter } from './webhook.router';
 
 type Entry = [id: string, fields: string[] | null];
@@ -22,11 +22,6 @@ const RETRY_MS = 1000;
  * an entry that fails every time (not Redis being away) must not hold back the tenant's newer ones.
  */
 const PENDING_TRIES = 4;
-/**
- * Every message starts like this (includes/emit.lua: an array of one tenant's events, or one event
- * from an older release): the tenant is found without parsing the rest.
- */
-const TENANT_OF = /^\[?\{"seq":\d+,"tenant":"([^"\\]+)"/;
 
 /**
  * Reads the event streams of the tenants that have webhook endpoints, as one consumer of a group
@@ -63,6 +58,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private started = false;
   private timer?: NodeJS.Timeout;
   private readonly retries = new Set<NodeJS.Timeout>();
+  private followRetry?: NodeJS.Timeout;
   private readonly loops: Array<Promise<void>> = [];
   private housekeeping?: Promise<void>;
 
@@ -94,6 +90,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.store.ctx.redis.off('ready', this.onReconnect);
     clearInterval(this.timer);
     this.retries.forEach((retry) => clearTimeout(retry));
+    clearTimeout(this.followRetry);
     this.subscriber?.disconnect();
     this.control?.disconnect();
     await Promise.allSettled([...this.loops, this.housekeeping, this.draining]);
@@ -124,7 +121,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   };
 
   private onEvent(message: string): void {
-    const tenant = TENANT_OF.exec(message)?.[1] ?? tenantOf(message);
+    const tenant = tenantOfMessage(message);
     if (tenant !== undefined && this.tenants.has(tenant)) {
       this.mark(tenant);
     }
@@ -241,10 +238,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.kick();
   }
 
-  private followChannel(): void {
-    this.channel!.follow(this.tenants.size > 0).catch((error: unknown) => {
+  /** `renew`: subscribe again even if following (a Redis Cluster's subscriber can lose it unnoticed). */
+  private followChannel(renew = false): void {
+    this.channel!.follow(this.tenants.size > 0, renew).catch((error: unknown) => {
       if (!this.stopped) {
-        this.logger.warn(`following the event channel: ${String(error)}`);
+        this.logger.warn(`following the event channel, trying again in a second: ${String(error)}`);
+        this.followRetry ??= setTimeout(() => {
+          this.followRetry = undefined;
+          this.followChannel();
+        }, RETRY_MS).unref();
       }
     });
   }
@@ -343,6 +345,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         await this.webhooks.subscriptions.dropDeadConsumers(tenant, this.consumer, DEAD_CONSUMER_MS);
       }
       await this.refresh();
+      this.followChannel(true);
       // Safety net for a wake-up pub/sub dropped (e.g. a cluster node's failover under the subscriber).
       this.markAll();
     } catch (error) {
@@ -385,15 +388,3 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     return new Promise((resolve) => setTimeout(resolve, ms).unref());
   }
 }
-
-/** The tenant of an event message that does not start the usual way (undefined if it is not an event). */
-function tenantOf(message: string): string | undefined {
-  try {
-    const parsed = JSON.parse(message) as PublishedMessage;
-    const tenant = (Array.isArray(parsed) ? parsed[0] : parsed)?.tenant;
-    return typeof tenant === 'string' ? tenant : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
