@@ -1,5 +1,6 @@
 import { COMPONENT_LABELS, type DeadlineResults, type MemoryResults } from '../items/parked';
 import type { CycleResults } from '../items/cycles';
+import type { SchedTimes } from './procs';
 import { b0, n0 } from './format';
 import type { Results } from './report';
 
@@ -89,7 +90,7 @@ function tailNote(l: CycleResults['latency'], cpus: number): string {
   const busy = l.sched.filter(([, t]) => t.cpuMs > 0);
   const cpuMs = busy.reduce((n, [, t]) => n + t.cpuMs, 0);
   const waitMs = busy.reduce((n, [, t]) => n + t.waitMs, 0);
-  const each = (ms: (t: (typeof busy)[number][1]) => number) => busy.map(([name, t]) => `${name} ${(ms(t) / cycles).toFixed(2)}`).join(', ');
+  const each = (ms: (t: SchedTimes) => number) => busy.map(([name, t]) => `${name} ${(ms(t) / cycles).toFixed(2)}`).join(', ');
   return (
     `Over its Parley rounds (${(l.gc.parleyMs / 1000).toFixed(1)} s, ${n0(cycles)} cycles) the processes used ${(cpuMs / cycles).toFixed(2)} ms of CPU per cycle ` +
     `(${each((t) => t.cpuMs)}), ${pct(cpuMs, l.gc.parleyMs * cpus)} of the ${cpus} cores, and spent ${(waitMs / cycles).toFixed(2)} ms per cycle runnable but waiting for a CPU ` +

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { EventChannelFollower, tenantOfMessage } from './event-channel.follower';
+import { EventChannelFollower } from './event-channel.follower';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -82,17 +82,5 @@ describe('EventChannelFollower', () => {
     } finally {
       early.disconnect();
     }
-  });
-});
-
-describe('tenantOfMessage', () => {
-  it("finds the tenant of the channel's messages, arrays of events or single events, and nothing in anything else", () => {
-    expect(tenantOfMessage('[{"seq":12,"tenant":"acme","runId":"r"},{"seq":13,"tenant":"acme"}]')).toBe('acme');
-    expect(tenantOfMessage('{"seq":12,"tenant":"globex","runId":"r"}')).toBe('globex');
-    expect(tenantOfMessage('[{"tenant":"initech","seq":12}]')).toBe('initech');
-    expect(tenantOfMessage('{"seq":12,"tenant":"a\\"b"}')).toBe('a"b');
-    expect(tenantOfMessage('not json')).toBeUndefined();
-    expect(tenantOfMessage('[]')).toBeUndefined();
-    expect(tenantOfMessage('{"seq":1,"tenant":7}')).toBeUndefined();
   });
 });

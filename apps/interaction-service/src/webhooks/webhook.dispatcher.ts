@@ -4,7 +4,8 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry } from '@parley/store';
 import type { StoredWebhook } from '@parley/contracts';
-import { EventChannelFollower, tenantOfMessage } from './event-channel.follower';
+import { EventChannelFollower } from './event-channel.follower';
+import { tenantOfMessage } from './event-channel.message';
 import { WebhookRouter } from './webhook.router';
 
 type Entry = [id: string, fields: string[] | null];
