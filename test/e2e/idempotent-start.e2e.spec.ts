@@ -1,5 +1,9 @@
+import { Redis } from 'ioredis';
+import { ParleyStore, RedisKeys } from '@parley/store';
+import { keyedId } from '../../apps/gateway/src/runs/keyed-id';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
+import { waitFor } from '../support/wait-for';
 
 /** Starts with an `Idempotency-Key`: a retry after a lost response finds the run it made. */
 describe('a run start with an Idempotency-Key', () => {
@@ -29,6 +33,30 @@ describe('a run start with an Idempotency-Key', () => {
     await stack.waitForQuestion(first.body.run.id);
   });
 
+  it('sent many times at once, makes one run: every start is answered with it', async () => {
+    const starts = await Promise.all(Array.from({ length: 8 }, () => start('order-3003', { agent: 'asker', task: 'at once' })));
+    const id = starts[0].body.run.id as string;
+    expect(starts.map((reply) => [reply.status, reply.body.run.id])).toEqual(starts.map(() => [201, id]));
+    expect(starts.filter((reply) => reply.replayed === null)).toHaveLength(1);
+    expect(await runsWithTask('at once')).toEqual([id]);
+    await stack.waitForQuestion(id);
+  });
+
+  it('finds the run an earlier release made for the key, whose id came from the key', async () => {
+    const connection = new Redis(stack.config.redisUrl);
+    try {
+      const store = new ParleyStore(connection, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 });
+      const runId = keyedId({ tenant: 'acme', sub: 'alice' }, 'order-legacy');
+      // As that release made it: no record of the key, no job yet (its start died before enqueuing it).
+      await store.runs.create({ tenant: 'acme', runId, owner: 'alice', agent: 'asker', task: 'from before', trigger: 'api' });
+      const retry = await start('order-legacy', { agent: 'asker', task: 'from before' });
+      expect(retry).toMatchObject({ status: 201, replayed: 'true', body: { run: { id: runId } } });
+      await stack.waitForQuestion(runId);
+    } finally {
+      connection.disconnect();
+    }
+  });
+
   it('is refused for a start that asks something else, and that start makes nothing', async () => {
     const first = await start('order-2001', { agent: 'asker', task: 'the first ask' });
     expect(first.status).toBe(201);
@@ -53,5 +81,36 @@ describe('a run start with an Idempotency-Key', () => {
       expect(refused).toMatchObject({ status: 400, body: { error: { code: 'validation_failed', details: { issues: [expect.objectContaining({ field: 'Idempotency-Key' })] } } } });
     }
     expect(await runsWithTask('bad key')).toEqual([]);
+  });
+});
+
+describe('an Idempotency-Key whose run was removed after its retention', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent()]), overrides: { retentionSecs: 1 } });
+  });
+  afterAll(() => stack.close());
+
+  it('makes a new run with a new id, which runs', async () => {
+    const start = () => stack.request('POST', '/v1/runs', { agent: 'asker', task: 'kept a second' }, stack.token(), { 'idempotency-key': 'order-4004' });
+    const record = new RedisKeys(stack.config.prefix).startKey('acme', 'alice', 'order-4004');
+    const first = await start();
+    expect(first.status).toBe(201);
+    const firstId = first.body.run.id as string;
+    expect(await stack.redis.get(record)).toBe(firstId);
+    await stack.waitForQuestion(firstId);
+    expect((await stack.http('POST', `/v1/runs/${firstId}/stop`)).status).toBe(200);
+    await waitFor(async () => (await stack.http('GET', `/v1/runs/${firstId}`)).status === 404, { message: 'the stopped run removed after its retention' });
+    // The key's record goes with its run.
+    await waitFor(async () => (await stack.redis.exists(record)) === 0, { message: "the key's record removed with its run" });
+
+    const second = await start();
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.body.run.id).not.toBe(firstId);
+    // Its first job is not mistaken for the removed run's (BullMQ keeps finished jobs for a while).
+    await stack.waitForQuestion(second.body.run.id);
+    const again = await start();
+    expect(again).toMatchObject({ status: 201, body: { run: { id: second.body.run.id } } });
   });
 });

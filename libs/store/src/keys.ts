@@ -76,6 +76,13 @@ export class RedisKeys {
   tenantSockets(tenant: string): string {
     return `${this.tenant(tenant)}:sockets`;
   }
+  /**
+   * A start's idempotency key → the id of the run it made (a string, named by a digest of the caller
+   * and the key). It lives while that run does and expires with it (create-run.lua, closeRun).
+   */
+  startKey(tenant: string, caller: string, key: string): string {
+    return `${this.tenant(tenant)}:start-key:${createHash('sha256').update(JSON.stringify([caller, key])).digest('hex')}`;
+  }
   /** Prefix of the tenant's run hashes: scripts that prune by run status append the run id. */
   runPrefix(tenant: string): string {
     return `${this.tenant(tenant)}:run:`;

@@ -53,6 +53,8 @@ export interface NewRun {
   stage?: string;
   /** A tenant agent: the version the run keeps for its whole life. */
   agentDigest?: string;
+  /** A start with an idempotency key: who sent it and the key (see RedisKeys.startKey). */
+  startKey?: { caller: string; key: string };
 }
 
 export type RunEnding =
@@ -62,8 +64,11 @@ export type RunEnding =
 export class RunRepository {
   constructor(private readonly ctx: StoreContext) {}
 
-  /** `versionGone`: the tenant agent's version was dropped meanwhile (replaced and unused); nothing was written. */
-  async create(run: NewRun): Promise<{ created: true; wake: number } | { created: false; versionGone?: true }> {
+  /**
+   * `versionGone`: the tenant agent's version was dropped meanwhile (replaced and unused); `keyTaken`:
+   * the start's idempotency key names another run that is still kept. Either way nothing was written.
+   */
+  async create(run: NewRun): Promise<{ created: true; wake: number } | { created: false; versionGone?: true; keyTaken?: true }> {
     await this.ctx.noteTenant(run.tenant);
     const { keys, args } = this.ctx.prologue(run.tenant, run.runId, run.owner);
     const k = this.ctx.keys;
@@ -80,6 +85,7 @@ export class RunRepository {
         k.runLog(run.tenant, run.runId),
         run.parentRunId ? k.runChildren(run.tenant, run.parentRunId) : k.runChildren(run.tenant, run.runId),
         k.run(run.tenant, run.parentRunId ?? run.runId),
+        run.startKey ? k.startKey(run.tenant, run.startKey.caller, run.startKey.key) : k.run(run.tenant, run.runId),
       ],
       [
         ...args,
@@ -97,6 +103,7 @@ export class RunRepository {
         run.agentDigest ? k.agentVersion(run.tenant, run.agentDigest) : '',
         run.agentDigest ? k.agentVersionRuns(run.tenant, run.agentDigest) : '',
         k.runPrefix(run.tenant),
+        run.startKey ? '1' : '0',
       ],
     )) as number;
     if (wake === -2) {
@@ -105,7 +112,16 @@ export class RunRepository {
     if (wake === -3) {
       return { created: false, versionGone: true };
     }
+    if (wake === -4) {
+      return { created: false, keyTaken: true };
+    }
     return wake < 0 ? { created: false } : { created: true, wake };
+  }
+
+  /** The run a start with this idempotency key (by this caller) made, while it is kept. */
+  async byStartKey(tenant: string, caller: string, key: string): Promise<Run | null> {
+    const runId = await this.ctx.redis.get(this.ctx.keys.startKey(tenant, caller, key));
+    return runId === null ? null : this.get(tenant, runId);
   }
 
   async get(tenant: string, runId: string): Promise<Run | null> {

@@ -11,7 +11,7 @@ type ScriptFn = (...args: Arg[]) => Promise<unknown>;
  * rather than failed (ReplyLostError). The others change a run or an interaction and emit events.
  */
 const SCRIPTS = {
-  createRun: { file: 'create-run.lua', keys: 8 },
+  createRun: { file: 'create-run.lua', keys: 9 },
   postMessage: { file: 'post-message.lua', keys: 6 },
   takeMessages: { file: 'take-messages.lua', keys: 6 },
   acquireLease: { file: 'acquire-lease.lua', keys: 7 },

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TenantAgents } from '@parley/agents';
 import {
@@ -18,6 +18,7 @@ import {
 } from '@parley/contracts';
 import { ReplyLostError, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type EventPage, type NewRun, type PostMessageResult, type RunPage } from '@parley/store';
+import { keyedId } from './keyed-id';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
 
@@ -36,8 +37,9 @@ export class RunsService {
 
   /**
    * A run owned by the caller or, for a service token, by the end user named in `onBehalfOf`. With an
-   * idempotency key the run's id comes from the key (and the caller): a start whose run exists is
-   * answered with that run (`replayed`) if it asked the same, refused if it asked something else.
+   * idempotency key, a start whose key (of the same caller) names a run still kept is answered with
+   * that run (`replayed`) if it asked the same, refused if it asked something else. Run ids are never
+   * derived from the key: once the run is gone, the key makes a new run with a new id.
    */
   async start(user: TokenClaims, body: StartRunBody, idempotencyKey?: string): Promise<{ run: Run; replayed: boolean }> {
     if (user.role === 'service' && body.onBehalfOf === undefined) {
@@ -46,13 +48,14 @@ export class RunsService {
     if (user.role !== 'service' && body.onBehalfOf !== undefined) {
       throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'only service tokens start runs on behalf of a user' }]);
     }
-    const runId = idempotencyKey === undefined ? randomUUID() : keyedId(user, idempotencyKey);
-    if (idempotencyKey !== undefined) {
-      const earlier = await this.store.runs.get(user.tenant, runId);
+    const startKey = idempotencyKey === undefined ? undefined : { caller: user.sub, key: idempotencyKey };
+    if (startKey) {
+      const earlier = await this.startedWith(user, startKey);
       if (earlier) {
         return { run: await this.replay(user, earlier, body), replayed: true };
       }
     }
+    const runId = randomUUID();
     let agent = await this.agents.forStart(user.tenant, body.agent);
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
     const owner = body.onBehalfOf ?? user.sub;
@@ -76,6 +79,7 @@ export class RunsService {
           unattended: body.unattended || isUnattendedTrigger(body.trigger),
           ...(definition.stages[0] ? { stage: definition.stages[0].name } : {}),
           ...(agent.digest ? { agentDigest: agent.digest } : {}),
+          ...(startKey ? { startKey } : {}),
         });
         if (created.created || !created.versionGone || attempt > 0) {
           break;
@@ -86,22 +90,30 @@ export class RunsService {
       await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
       throw error;
     }
-    if (!created.created && !created.versionGone && idempotencyKey !== undefined) {
-      // A start with the same key made it meanwhile. Its admission holds the same id (the active
-      // entry stays); this one's hits in the windows are given back.
-      await this.store.limits.refundRunHits(user.tenant, owner, this.runLimits());
-      const earlier = await this.store.runs.get(user.tenant, runId);
+    if (!created.created) {
+      await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
+      // A start with the same key made its run meanwhile.
+      const earlier = created.keyTaken && startKey ? await this.startedWith(user, startKey) : null;
       if (earlier) {
         return { run: await this.replay(user, earlier, body), replayed: true };
       }
-    }
-    if (!created.created) {
-      await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
-      throw created.versionGone ? new ConflictError(`agent ${body.agent} kept changing while the run started; try again`) : new ConflictError(`run ${runId} already exists`);
+      throw created.versionGone
+        ? new ConflictError(`agent ${body.agent} kept changing while the run started; try again`)
+        : created.keyTaken
+          ? new ConflictError('Idempotency-Key: the run it started was removed (past its retention) just now; try again')
+          : new ConflictError(`run ${runId} already exists`);
     }
     await this.queues.enqueueRun({ tenant: user.tenant, runId, wake: created.wake });
     this.logger.log({ msg: 'run started', tenant: user.tenant, runId, agent: body.agent, owner, by: user.sub });
     return { run: await this.get(user, runId), replayed: false };
+  }
+
+  /**
+   * The run still kept that a start with this key (by this caller) made. Releases before 2026-12-01
+   * derived the run's id from the key and kept no record of it: such a run is found by that id.
+   */
+  private async startedWith(user: TokenClaims, startKey: { caller: string; key: string }): Promise<Run | null> {
+    return (await this.store.runs.byStartKey(user.tenant, startKey.caller, startKey.key)) ?? this.store.runs.get(user.tenant, keyedId(user, startKey.key));
   }
 
   /** The run an earlier start with the same idempotency key made, if it asked the same; it gets its job should it lack one. */
@@ -247,11 +259,4 @@ export class RunsService {
 /** What a start asks for, as its run records it. */
 function startedAs(user: TokenClaims, body: StartRunBody): Pick<Run, 'agent' | 'task' | 'owner' | 'trigger'> {
   return { agent: body.agent, task: body.task, owner: body.onBehalfOf ?? user.sub, trigger: body.trigger };
-}
-
-/** An id derived from an idempotency key and who sent it (UUID-shaped, version 5 style). */
-function keyedId(user: TokenClaims, key: string): string {
-  const hex = createHash('sha256').update(`${user.tenant}\n${user.sub}\n${key}`).digest('hex');
-  const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

@@ -76,11 +76,6 @@ export class LimitsRepository {
   /** Takes back an admission whose run was not created after all (its active entry and its hits in the windows). */
   async releaseRun(tenant: string, owner: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute'>): Promise<void> {
     await this.ctx.redis.zrem(this.ctx.keys.activeRuns(tenant), runId);
-    await this.refundRunHits(tenant, owner, limits);
-  }
-
-  /** Gives back the window hits of an admission whose run another admission of the same id created. */
-  async refundRunHits(tenant: string, owner: string, limits: Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute'>): Promise<void> {
     await this.refund(this.windows(tenant, 'runs', owner, limits.runsPerMinute, limits.userRunsPerMinute));
   }
 

@@ -368,6 +368,11 @@ local function closeRun(grantsKey, firstOwned, retention, parent, parentId, resu
   end
   redis.call('EXPIRE', KEYS[3], retention)
   redis.call('EXPIRE', KEYS[4], retention)
+  -- A start's idempotency key record (a key of the tenant's slot) is forgotten with its run.
+  local startKey = redis.call('HGET', KEYS[4], 'startKey')
+  if startKey then
+    redis.call('EXPIRE', startKey, retention)
+  end
   for i = firstOwned, #KEYS do
     redis.call('EXPIRE', KEYS[i], retention)
   end
