@@ -671,6 +671,37 @@ describe('socket.io', () => {
   });
 });
 
+describe('a since no event can have yet', () => {
+  /** A seq of the clock `minutes` from now (seqs count 10 µs units since 2026-01-01, and the tenant's are at least the clock). */
+  const clockSeq = (minutes: number) => Math.floor((Date.now() + minutes * 60_000 - Date.UTC(2026, 0, 1)) * 100);
+
+  it('is refused over socket.io, naming since, and the subscription before it goes on; one past the latest seq but not the clock is taken', async () => {
+    const alice = await stack.connect(stack.token(ALICE));
+    try {
+      const live = await alice.subscribe({});
+      expect(live).toMatchObject({ ok: true });
+      for (const since of [clockSeq(10), Number.MAX_SAFE_INTEGER]) {
+        expectError({ body: await alice.socket.timeout(10_000).emitWithAck('subscribe', { since }) }, null, 'validation_failed', ['since', 'past every sequence number']);
+      }
+      const { runId } = await parkedRun('demo');
+      await alice.waitForEvent((e) => e.type === 'interaction.opened' && e.runId === runId, 'the question, live');
+      // Past the tenant's latest, as after a restart that lost the newest seqs: the clock has passed it.
+      const latest = Math.max(...alice.events.map((e) => e.seq));
+      expect(await alice.subscribe({ since: latest + 1 })).toEqual({ ok: true, lastSeq: latest + 1, truncated: false });
+    } finally {
+      alice.close();
+    }
+  });
+
+  it('is a 400 naming since on a run\'s events over HTTP', async () => {
+    const { runId } = await parkedRun('demo');
+    expectError(await stack.http('GET', `/v1/runs/${runId}/events?since=${clockSeq(10)}`, undefined, stack.token(ALICE)), 400, 'validation_failed', ['since']);
+    const { body } = await stack.http('GET', `/v1/runs/${runId}/events`, undefined, stack.token(ALICE));
+    const last = body.events.at(-1).seq as number;
+    expect(await stack.http('GET', `/v1/runs/${runId}/events?since=${last + 1}`, undefined, stack.token(ALICE))).toMatchObject({ status: 200, body: { events: [] } });
+  });
+});
+
 /** A connection attempt that resolves on connect and rejects with the connect_error. */
 async function connectRaw(auth: { token?: string }): Promise<void> {
   const socket = io(`${stack.url}/v1`, { auth, transports: ['websocket'], reconnection: false, forceNew: true });

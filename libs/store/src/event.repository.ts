@@ -82,7 +82,30 @@ export class EventRepository {
   async lastSeq(tenant: string): Promise<number> {
     return Number((await this.ctx.redis.get(this.ctx.keys.seq(tenant))) ?? 0);
   }
+
+  /**
+   * Whether the tenant can have issued `since` by now: at most its latest seq or, should a restart
+   * have rolled its counter back (see emit.lua's nextSeq), the floor of seqs issued now (Redis's
+   * clock), with a minute's slack for the clocks of a Cluster's nodes.
+   */
+  async issued(tenant: string, since: number): Promise<SeqCheck> {
+    const latest = await this.lastSeq(tenant);
+    if (since <= latest) {
+      return { status: 'issued' };
+    }
+    const [seconds, micros] = await this.ctx.redis.time();
+    const floor = (Number(seconds) - SEQ_EPOCH_S) * 100_000 + Math.floor(Number(micros) / 10);
+    return since <= floor + CLOCK_SLACK ? { status: 'issued' } : { status: 'ahead', latest };
+  }
 }
+
+/** `ahead`: no event of the tenant can have that seq yet; `latest` is the tenant's newest. */
+export type SeqCheck = { status: 'issued' } | { status: 'ahead'; latest: number };
+
+/** The epoch of seqs (2026-01-01, as emit.lua counts them). */
+const SEQ_EPOCH_S = 1_767_225_600;
+/** A minute in seq units (10 µs). */
+const CLOCK_SLACK = 60 * 100_000;
 
 async function readPage(
   tenant: string,

@@ -40,6 +40,7 @@ import { EventFeed } from './event.feed';
 import { closeAt, socketEndsAt } from './socket.expiry';
 import { admits, matches, type Subscription } from './subscription';
 import { closeIfBackedUp, writtenOut } from './socket.writes';
+import { assertSinceIssued } from './since.check';
 import { SubscribeBudget } from './subscribe.budget';
 
 interface SocketData {
@@ -238,6 +239,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
       if (message.runId) {
         await this.runs.get(user, message.runId);
       }
+      await assertSinceIssued(this.store, user.tenant, message.since, 'subscribe message');
       // Accepted: from here on it replaces any earlier subscribe, unless a later one was accepted first.
       overtaken();
       data(socket).accepted = ticket;

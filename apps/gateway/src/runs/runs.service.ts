@@ -18,6 +18,7 @@ import {
 } from '@parley/contracts';
 import { ReplyLostError, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type EventPage, type NewRun, type PostMessageResult, type RunPage } from '@parley/store';
+import { assertSinceIssued } from '../events/since.check';
 import { keyedId } from './keyed-id';
 import { AuthService } from '../auth/auth.service';
 import { buildAudit } from '../audit/audit.builder';
@@ -165,6 +166,7 @@ export class RunsService {
 
   async events(user: TokenClaims, runId: string, since: number, limit: number): Promise<EventPage> {
     await this.get(user, runId);
+    await assertSinceIssued(this.store, user.tenant, since, 'query');
     return this.store.events.replayRun(user.tenant, runId, since, limit);
   }
 
