@@ -100,6 +100,20 @@ async function waitForHealth(url: string): Promise<'up' | 'stopping' | 'timeout'
   return 'timeout';
 }
 
+/** Where the three services' /metrics are: one PARLEY_OPS_PORT is given to all three, so only the defaults differ. */
+function metricsWhere(config: ParleyConfig): string {
+  switch (config.opsPort) {
+    case undefined:
+      return `http://${config.opsHost}:{${Object.values(OPS_PORT_DEFAULTS).join(',')}}/metrics   (gateway, loop-worker, interaction-service; PARLEY_OPS_PORT)`;
+    case 'off':
+      return 'off (PARLEY_OPS_PORT=off)';
+    case 0:
+      return 'a free port each (PARLEY_OPS_PORT=0): every service logs its own ("health and metrics on ...")';
+    default:
+      return `http://${config.opsHost}:${config.opsPort}/metrics for the first service to bind it; the others log that the port is in use (PARLEY_OPS_PORT)`;
+  }
+}
+
 function printWelcome(config: ParleyConfig, gatewayUrl: string, redisUrl: string): void {
   const token = signToken({ tenant: 'dev', sub: 'you', role: 'admin' }, config.jwtSecret);
   const cliEnv = gatewayUrl === 'http://127.0.0.1:8080' ? '' : `PARLEY_URL=${gatewayUrl} `;
@@ -109,7 +123,7 @@ function printWelcome(config: ParleyConfig, gatewayUrl: string, redisUrl: string
     '',
     `  Console      ${gatewayUrl}/?token=${token}`,
     `  Gateway      ${gatewayUrl}   (HTTP /v1, socket.io /v1, GET /health/ready)`,
-    `  Metrics      http://${config.opsHost}:{${Object.values(OPS_PORT_DEFAULTS).join(',')}}/metrics   (gateway, loop-worker, interaction-service; PARLEY_OPS_PORT)`,
+    `  Metrics      ${metricsWhere(config)}`,
     `  Redis        ${redactUrl(redisUrl)}${redis?.server ? '   (started here: data in .parley/redis, AOF everysec)' : ''}`,
     `  Workers      1 loop-worker process, concurrency ${config.workerConcurrency} (PARLEY_WORKER_CONCURRENCY)`,
     `  Dev token    ${token}`,

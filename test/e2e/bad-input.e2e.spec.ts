@@ -177,7 +177,9 @@ describe('starting a run with bad input', () => {
 
     const malformed = await post('{"agent": "demo", "task": ');
     expectError(malformed, 400, 'bad_request', ['malformed JSON']);
-    expectError(await post('"just a string"'), 400, 'bad_request');
+    for (const bare of ['"just a string"', '42', 'null', ' true']) {
+      expectError(await post(bare), 400, 'bad_request', ['must be an object or an array']);
+    }
 
     const unknown = await post(JSON.stringify({ agent: 'demo', task: 'plan', priority: 5 }));
     expectError(unknown, 400, 'validation_failed', ['priority']);
@@ -203,6 +205,11 @@ describe('starting a run with bad input', () => {
 
     const oversize = await post(JSON.stringify({ agent: 'demo', task: 'x'.repeat(600 * 1024) }));
     expectError(oversize, 413, 'payload_too_large');
+
+    // A webhook's run is unattended: saying otherwise is refused, not overridden.
+    const attended = await post(JSON.stringify({ agent: 'demo', task: 'plan', trigger: 'webhook', unattended: false }));
+    expectError(attended, 400, 'validation_failed', ['unattended', 'webhook']);
+    expectIssue(attended, 'unattended');
 
     const missingAgent = await post(JSON.stringify({ agent: 'no-such-agent', task: 'plan' }));
     expectError(missingAgent, 404, 'not_found', ['no-such-agent']);
@@ -242,6 +249,8 @@ describe('bodies that are not JSON', () => {
     expectError(await raw('POST', '/v1/runs', { body: start, headers: { ...bearer(stack.token(ALICE)), 'content-encoding': 'zzz' } }), 415, 'unsupported_media_type', [
       'Content-Encoding',
     ]);
+    // A body that is not what its Content-Encoding says.
+    expectError(await raw('POST', '/v1/runs', { body: start, headers: { ...bearer(stack.token(ALICE)), 'content-encoding': 'gzip' } }), 400, 'bad_request', ['Content-Encoding']);
 
     expect(await snapshot()).toEqual(before);
     await expectStillOpen(runId, interaction.id);
@@ -369,6 +378,21 @@ describe('path parameters', () => {
       const reply = await stack.http(method, path, body, member);
       expectError(reply, 400, 'validation_failed', [field]);
       expect({ path, fields: (reply.body.error.details.issues as Array<{ field: string }>).map((issue) => issue.field) }).toEqual({ path, fields: [field] });
+    }
+    // A parameter a route takes, sent twice or not a plain number: named, with the reason.
+    const repeated: Array<[string, string, string]> = [
+      [`/v1/runs?limit=1&limit=2`, 'limit', 'given more than once'],
+      [`/v1/runs/${runId}/events?since=1&since=2`, 'since', 'given more than once'],
+      [`/v1/interactions?status=open&status=open`, 'status', 'given more than once'],
+      // Numbers in a query are decimal digits only.
+      [`/v1/runs/${runId}/events?since=`, 'since', 'whole number'],
+      [`/v1/runs/${runId}/events?since=0x10`, 'since', 'whole number'],
+      [`/v1/runs?limit=1e2`, 'limit', 'whole number'],
+    ];
+    for (const [path, field, reason] of repeated) {
+      const reply = await stack.http('GET', path, undefined, member);
+      expectError(reply, 400, 'validation_failed', [field, reason]);
+      expectIssue(reply, field);
     }
     expect(await snapshot()).toEqual(before);
     // Without them the same routes answer; an empty body is no body.

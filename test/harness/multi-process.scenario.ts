@@ -129,6 +129,10 @@ export function describeMultiProcess(title: string, options: MultiProcessScenari
         );
         await expectSameEventsEverywhere();
         expect(h.unexpectedExits()).toEqual([]);
+        // Each service says where its /health and /metrics are.
+        for (const service of h.services()) {
+          expect({ service: service.name, told: service.lines.some((line) => line.includes(`health and metrics on ${service.opsUrl} `)) }).toEqual({ service: service.name, told: true });
+        }
       }));
 
     it('a client whose gateway is killed moves to the other and replays what it missed, no gap, no duplicate', () =>

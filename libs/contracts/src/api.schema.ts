@@ -14,15 +14,29 @@ export const LIMITS = {
   bodyBytes: 512 * 1024,
 } as const;
 
-export const StartRunBodySchema = z.strictObject({
-  agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name'),
-  task: z.string().trim().min(1, 'must not be empty').max(LIMITS.taskChars),
-  /** Nobody watches this run: no human tools, approvals by policy. Webhook-triggered runs always are. */
-  unattended: z.boolean().default(false),
-  trigger: z.enum(['api', 'chat', 'webhook']).default('api'),
-  /** Service tokens only, and required for them: the end user (a `sub`) who owns the run. */
-  onBehalfOf: SubjectSchema.optional(),
-});
+/**
+ * A whole number in a query string: decimal digits only (`z.coerce` alone would take `""` as 0 and
+ * `0x10` as 16); `min` and `max` bound it.
+ */
+export function queryInt(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const whole = z.number({ error: 'must be a whole number (decimal digits)' }).int().min(min).max(max);
+  return z.preprocess((value) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value), whole);
+}
+
+export const StartRunBodySchema = z
+  .strictObject({
+    agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name'),
+    task: z.string().trim().min(1, 'must not be empty').max(LIMITS.taskChars),
+    /** Nobody watches this run: no human tools, approvals by policy. Webhook-triggered runs always are. */
+    unattended: z.boolean().optional(),
+    trigger: z.enum(['api', 'chat', 'webhook']).default('api'),
+    /** Service tokens only, and required for them: the end user (a `sub`) who owns the run. */
+    onBehalfOf: SubjectSchema.optional(),
+  })
+  .refine((body) => !(body.trigger === 'webhook' && body.unattended === false), {
+    path: ['unattended'],
+    message: 'cannot be false with trigger webhook: a run a webhook starts is always unattended',
+  });
 
 /**
  * The `Idempotency-Key` header of a run start or a message (the `idempotencyKey` of a socket.io
@@ -65,26 +79,26 @@ export const RunsCursorSchema = z.string().regex(/^\d{1,16}\.\d{1,9}$/, 'must be
 
 export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: queryInt(1, 500).default(50),
   after: RunsCursorSchema.optional(),
 });
 
 export const ListInteractionsQuerySchema = z.strictObject({
   status: z.enum(['open', 'all']).default('open'),
   runId: EntityIdSchema.optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: queryInt(1, 500).default(100),
 });
 
 export const EventsQuerySchema = z.strictObject({
-  since: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(5000).default(1000),
+  since: queryInt(0).default(0),
+  limit: queryInt(1, 5000).default(1000),
 });
 
 export const ListApprovalsQuerySchema = z.strictObject({
   agent: z.string().regex(AGENT_NAME_PATTERN, 'must be an agent name').optional(),
   tool: z.string().min(1).max(64).optional(),
   runId: EntityIdSchema.optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: queryInt(1, 500).default(100),
 });
 export type ListApprovalsQuery = z.infer<typeof ListApprovalsQuerySchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { queryInt } from './api.schema';
 import { EntityIdSchema, TenantIdSchema } from './ids.schema';
 
 /** The events a tenant can subscribe a webhook endpoint to (names as they appear in the event stream). */
@@ -87,7 +88,7 @@ export const UpdateWebhookBodySchema = z
 export type UpdateWebhookBody = z.infer<typeof UpdateWebhookBodySchema>;
 
 export const ListDeliveriesQuerySchema = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(WEBHOOK_LIMITS.deliveriesPerEndpoint).default(50),
+  limit: queryInt(1, WEBHOOK_LIMITS.deliveriesPerEndpoint).default(50),
 });
 
 /** An endpoint as the API shows it: never its secret. */

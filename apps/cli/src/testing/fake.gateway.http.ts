@@ -34,7 +34,7 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
             task: start.task,
             trigger: start.trigger,
             status: 'queued',
-            unattended: start.unattended || isUnattendedTrigger(start.trigger),
+            unattended: start.unattended === true || isUnattendedTrigger(start.trigger),
             createdAt: now,
             updatedAt: now,
           };

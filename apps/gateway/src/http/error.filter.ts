@@ -41,7 +41,7 @@ export function toErrorReply(exception: unknown): { status: number; body: ErrorB
     return { status, body: { error: { code: HTTP_CODES[status] ?? (status >= 500 ? 'internal' : 'bad_request'), message: exception.message } } };
   }
   // body-parser errors carry an HTTP status and a type.
-  const parserError = exception as { status?: number; type?: string; message?: string };
+  const parserError = exception as { status?: number; type?: string; message?: string; body?: unknown; code?: string };
   if (parserError.type === 'entity.too.large') {
     return { status: 413, body: { error: { code: 'payload_too_large', message: 'request body is too large' } } };
   }
@@ -51,8 +51,31 @@ export function toErrorReply(exception: unknown): { status: number; body: ErrorB
     return { status: 415, body: { error: { code: 'unsupported_media_type', message: `${parserError.message ?? 'unsupported media type'} (${header} header)` } } };
   }
   if (typeof parserError.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
-    const message = parserError.type === 'entity.parse.failed' ? `malformed JSON body: ${parserError.message ?? ''}` : (parserError.message ?? 'bad request');
-    return { status: 400, body: { error: { code: 'bad_request', message } } };
+    return { status: 400, body: { error: { code: 'bad_request', message: parserMessage(parserError) } } };
   }
   return { status: 500, body: { error: { code: 'internal', message: 'internal error' } } };
+}
+
+function parserMessage(error: { type?: string; message?: string; body?: unknown; code?: string }): string {
+  if (error.type === 'entity.parse.failed') {
+    return isBareJsonValue(error.body) ? 'the JSON body must be an object or an array, not a bare value' : `malformed JSON body: ${error.message ?? ''}`;
+  }
+  // zlib's codes: a body that is not what its Content-Encoding names.
+  if (error.code?.startsWith('Z_')) {
+    return `the body could not be decoded as its Content-Encoding header says: ${error.message ?? error.code}`;
+  }
+  return error.message ?? 'bad request';
+}
+
+/** Valid JSON, but not an object or an array (the parser takes those only). */
+function isBareJsonValue(body: unknown): boolean {
+  if (typeof body !== 'string') {
+    return false;
+  }
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
 }

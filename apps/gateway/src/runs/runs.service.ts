@@ -77,7 +77,7 @@ export class RunsService {
           agent: definition.name,
           task: body.task,
           trigger: body.trigger,
-          unattended: body.unattended || isUnattendedTrigger(body.trigger),
+          unattended: body.unattended === true || isUnattendedTrigger(body.trigger),
           ...(definition.stages[0] ? { stage: definition.stages[0].name } : {}),
           ...(agent.digest ? { agentDigest: agent.digest } : {}),
           ...(startKey ? { startKey } : {}),

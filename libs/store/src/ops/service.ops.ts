@@ -56,6 +56,7 @@ export class ServiceOps implements OnApplicationBootstrap, OnApplicationShutdown
         ready: () => checkReadiness(checks),
         ...(this.config.metricsToken === undefined ? {} : { metricsToken: this.config.metricsToken }),
       });
+      this.logger.log(`health and metrics on http://${this.config.opsHost}:${this.server.port} (/health/live, /health/ready, /metrics)`);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
         throw error;
