@@ -168,6 +168,19 @@ describe('operability: readiness follows Redis', () => {
     await stack.waitForQuestion(runId);
   });
 
+  it('an interaction-service stopped while Redis is down takes one grace period, not one per worker, queue and connection', async () => {
+    await redis.kill9();
+    const started = Date.now();
+    await stack.stopInteractions();
+    // Its workers stop together and wait until the same time; closes over a connection that is away
+    // do not wait; the webhook control loop's blocked read is not waited for. Added up, the waits
+    // took 30 s here (and 40 s, the watchdog, with the default grace period).
+    expect(Date.now() - started).toBeLessThan(2 * (stack.config.shutdownGraceMs + 5000));
+    await redis.restart();
+    await stack.startInteractions();
+    await waitFor(async () => (await getJson(`${opsUrl(stack.interactions)}/health/ready`)).status === 200, { message: 'the interaction-service ready again', timeoutMs: 20_000 });
+  });
+
   it('an interaction-service started while Redis is down comes up once Redis is back', async () => {
     await stack.stopInteractions();
     await redis.kill9();

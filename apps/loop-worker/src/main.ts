@@ -1,12 +1,15 @@
 import { exitIfShutdownHangs, loadConfig } from '@parley/platform';
+import { toolsInFlight } from '@parley/tools';
 import { startLoopWorker } from './loop-worker.app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const app = await startLoopWorker(config);
   app.enableShutdownHooks();
-  // Past the grace period and the bounded closes after it, a stopping process exits regardless.
-  exitIfShutdownHangs(config.shutdownGraceMs + 30_000);
+  // Past the grace period and the bounded closes after it (or past its tool calls' timeouts, which
+  // it waits for), a stopping process exits regardless, killing what its shell commands left.
+  exitIfShutdownHangs(config.shutdownGraceMs + 30_000, { holdUntil: () => toolsInFlight.lastDeadline() });
+  process.once('exit', () => toolsInFlight.killGroups());
   console.log(`loop-worker ready (concurrency ${config.workerConcurrency}, redis ${config.redisUrl})`);
 }
 

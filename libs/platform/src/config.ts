@@ -4,46 +4,37 @@ import { ValidationFailedError, toIssues } from '@parley/contracts';
 
 const DEV_SECRET = 'parley-dev-secret-change-me';
 
-/** An unset variable and one set to "" (as compose files often do) mean the same: not configured. */
-const unsetIfEmpty = (value: unknown): unknown => (value === '' ? undefined : value);
-
 /** One Redis Cluster node: host (or [IPv6]) and port 1–65535. */
 const CLUSTER_NODE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/;
 
 /** Every environment variable Parley reads, declared and validated in one place. */
 const EnvSchema = z.object({
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
   /** Redis Cluster: some of its nodes (host:port, comma-separated); REDIS_URL then gives only user, password and TLS. */
-  REDIS_CLUSTER_NODES: z.preprocess(
-    unsetIfEmpty,
-    z
+  REDIS_CLUSTER_NODES: z
       .string()
       .transform((list) => list.split(',').map((node) => node.trim()))
       .pipe(z.array(z.string().regex(CLUSTER_NODE, 'must be host:port with a port from 1 to 65535')).min(1).max(64))
       .optional(),
-  ),
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
-  PARLEY_JWT_SECRET: z.preprocess(unsetIfEmpty, z.string().min(16).optional()),
+  PARLEY_JWT_SECRET: z.string().min(16).optional(),
   /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
-  PARLEY_JWKS_URL: z.preprocess(
-    unsetIfEmpty,
-    z
+  PARLEY_JWKS_URL: z
       .url({ protocol: /^https?$/ })
       // Whoever can answer a plain-HTTP fetch of the key set could sign tokens of any tenant and role.
       .refine((url) => url.startsWith('https:') || /^http:\/\/(localhost|127\.[\d.]+|\[::1\])(:\d+)?(\/|$)/.test(url), 'must be https:// (http:// only on this host: localhost, 127.x, [::1])')
       .optional(),
-  ),
   /** The same as a local file, for air-gapped deployments and tests. */
-  PARLEY_JWKS_FILE: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_JWKS_FILE: z.string().optional(),
   /** How long a fetched PARLEY_JWKS_URL key set is used before it is fetched again. */
   PARLEY_JWKS_CACHE_SECS: z.coerce.number().int().min(1).max(86_400).default(600),
-  PARLEY_JWT_ISSUER: z.preprocess(unsetIfEmpty, z.string().optional()),
-  PARLEY_JWT_AUDIENCE: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_JWT_ISSUER: z.string().optional(),
+  PARLEY_JWT_AUDIENCE: z.string().optional(),
   PARLEY_JWT_CLOCK_SKEW_SECS: z.coerce.number().int().min(0).max(600).default(30),
   PARLEY_AGENTS_DIR: z.string().default('agents'),
   PARLEY_HOST: z.string().default('127.0.0.1'),
   /** A gateway on a non-loopback address starts with the public development secret only when this is true. */
-  PARLEY_ALLOW_DEV_SECRET: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
+  PARLEY_ALLOW_DEV_SECRET: z.enum(['true', 'false']).default('false'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
   /** Short enough that a dead worker's run is taken over within ~5 s (lease, then one stalled check). */
@@ -51,7 +42,7 @@ const EnvSchema = z.object({
   /** How often the interaction-service's sweeper looks for runs and interactions whose job was lost. */
   PARLEY_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
   /** Names a loop-worker in its logs and in the `worker` field of the runs it advances. */
-  PARLEY_WORKER_ID: z.preprocess(unsetIfEmpty, z.string().regex(/^[A-Za-z0-9_.:@-]{1,128}$/).optional()),
+  PARLEY_WORKER_ID: z.string().regex(/^[A-Za-z0-9_.:@-]{1,128}$/).optional(),
   PARLEY_WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024),
   PARLEY_WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).default(5 * 1024 * 1024),
   PARLEY_RETENTION_SECS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
@@ -78,7 +69,7 @@ const EnvSchema = z.object({
   /** Subscribes one socket may send a minute, after a burst of 10; 0 turns it off. */
   PARLEY_LIMIT_SUBSCRIBES_PER_MINUTE_PER_SOCKET: z.coerce.number().int().min(0).default(60),
   /** Webhooks: deliver to private, loopback and link-local addresses too (tests, on-premises receivers). */
-  PARLEY_WEBHOOK_ALLOW_PRIVATE: z.preprocess(unsetIfEmpty, z.enum(['true', 'false']).default('false')),
+  PARLEY_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
   PARLEY_WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
   PARLEY_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(25).default(8),
   PARLEY_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(15_000),
@@ -91,14 +82,14 @@ const EnvSchema = z.object({
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
   PARLEY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Port of the service's operations server (/health/live, /health/ready, /metrics); "off" turns it off. */
-  PARLEY_OPS_PORT: z.preprocess(unsetIfEmpty, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
+  PARLEY_OPS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional(),
   /** Address the operations server listens on; default PARLEY_HOST. */
-  PARLEY_OPS_HOST: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_OPS_HOST: z.string().optional(),
   /** A bearer token /metrics requires when set (a scraper sends `Authorization: Bearer <token>`). */
-  PARLEY_METRICS_TOKEN: z.preprocess(unsetIfEmpty, z.string().min(16, 'at least 16 characters').optional()),
+  PARLEY_METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The built web console the gateway serves at `/` (default: dist/console of the package). */
-  PARLEY_CONSOLE_DIR: z.preprocess(unsetIfEmpty, z.string().optional()),
+  PARLEY_CONSOLE_DIR: z.string().optional(),
 });
 
 export interface ParleyConfig {
@@ -206,7 +197,8 @@ export interface ParleyConfig {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<ParleyConfig> = {}): ParleyConfig {
-  const parsed = EnvSchema.safeParse(env);
+  // An empty variable is one not set (compose files often pass `VAR=`): never 0 or "" by coercion.
+  const parsed = EnvSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
   if (!parsed.success) {
     throw new ValidationFailedError('environment', toIssues(parsed.error));
   }

@@ -1,4 +1,4 @@
-import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platform';
 
@@ -6,6 +6,7 @@ import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platfo
 export class QueueWorker<T> {
   private readonly connection;
   readonly worker: Worker<T>;
+  private closing?: Promise<void>;
 
   constructor(
     redis: string | RedisTarget,
@@ -21,19 +22,34 @@ export class QueueWorker<T> {
     return this.connection.status === 'ready';
   }
 
+  /** Stops taking jobs (the active ones go on); {@link finishClose} waits for them. */
+  beginClose(): void {
+    // BullMQ keeps the promise of the first close, so a forced close after it would be the same one.
+    this.closing ??= this.worker.close();
+  }
+
   /**
-   * Stops taking jobs and waits for the active ones, for at most `waitMs`. The wait is bounded:
-   * BullMQ's close can hang for good when Redis restarted under the worker (taskforcesh/bullmq#2430,
-   * #4656), and a stopping process must still exit.
+   * Waits for the active jobs until `until()` (epoch ms; looked at again when reached, so it may
+   * move on while a job is still within its time), then disconnects. The wait is bounded: BullMQ's
+   * close can hang for good when Redis restarted under the worker (taskforcesh/bullmq#2430, #4656),
+   * and a stopping process must still exit; a job still running then is recovered as stalled.
    */
-  async close(waitMs: number): Promise<'closed' | 'abandoned'> {
-    // BullMQ keeps the promise of the first close, so a forced close after it would be the same one:
-    // past the bound the close is abandoned (a job still running there is recovered as stalled).
-    const outcome = (await settlesWithin(this.worker.close(), waitMs)) ? 'closed' : 'abandoned';
+  async finishClose(until: () => number): Promise<'closed' | 'abandoned'> {
+    this.beginClose();
+    let outcome: 'closed' | 'abandoned' = 'abandoned';
+    for (let left = Math.max(until() - Date.now(), MIN_CLOSE_WAIT_MS); left > 0; left = until() - Date.now()) {
+      if (await settlesWithin(this.closing!, left)) {
+        outcome = 'closed';
+        break;
+      }
+    }
     this.connection.disconnect();
     return outcome;
   }
 }
+
+/** A close whose time is up before it began (another one took it) still gets this long. */
+const MIN_CLOSE_WAIT_MS = 1000;
 
 /**
  * How long a queue's close or a connection's QUIT may take at shutdown: after a Redis restart
@@ -41,6 +57,14 @@ export class QueueWorker<T> {
  * one that drops its sockets.
  */
 export const CLOSE_BOUND_MS = 5000;
+
+/**
+ * How long a close over `connection` (a QUIT, a queue's close) may wait: CLOSE_BOUND_MS, or nothing
+ * while the connection is away, since the close would only wait for it to come back.
+ */
+export function closeBoundOver(connection: { status: string }): number {
+  return connection.status === 'ready' ? CLOSE_BOUND_MS : 0;
+}
 
 /** True when `promise` settles within `ms`. */
 export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -72,9 +96,10 @@ export function takeoverOptions(leaseMs: number): Pick<WorkerOptions, 'lockDurat
  * processor is just its `process` method (and, where needed, a look at the worker's events). A
  * dead process's jobs are taken over within seconds ({@link takeoverOptions}) unless `options` say otherwise.
  */
-export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApplicationShutdown {
+export abstract class QueueProcessor<T> implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   protected readonly logger = new Logger(this.constructor.name);
   private queueWorker?: QueueWorker<T>;
+  private closeBy?: number;
 
   protected constructor(
     readonly queueName: string,
@@ -107,12 +132,26 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, OnApp
     return Promise.resolve();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Every worker of the process stops taking jobs here, before any waits for its own (Nest runs this
+   * hook for every module first): the waits then overlap instead of adding up.
+   */
+  beforeApplicationShutdown(): void {
     // Running jobs get the grace period (the run processor hands its runs back at its end) and a
     // little more to record how they ended.
-    const outcome = await this.queueWorker?.close(this.config.shutdownGraceMs + 5000);
+    this.closeBy = Date.now() + this.config.shutdownGraceMs + 5000;
+    this.queueWorker?.beginClose();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const outcome = await this.queueWorker?.finishClose(() => this.closeDeadline());
     if (outcome && outcome !== 'closed') {
       this.logger.warn(`the ${this.queueName} worker did not close in time (${outcome})`);
     }
+  }
+
+  /** Until when (epoch ms) the shutdown waits for the running jobs; looked at again when reached. */
+  protected closeDeadline(): number {
+    return this.closeBy ?? Date.now() + this.config.shutdownGraceMs + 5000;
   }
 }

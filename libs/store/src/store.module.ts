@@ -1,7 +1,7 @@
 import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
-import { CLOSE_BOUND_MS, settlesWithin } from './queue.worker';
+import { closeBoundOver, settlesWithin } from './queue.worker';
 import { ParleyQueues } from './queues';
 import { ParleyStore } from './store';
 import { RunControl } from './run.control';
@@ -51,12 +51,12 @@ export class StoreModule implements OnApplicationShutdown {
     };
   }
 
-  /** Bounded, like the workers' close (see CLOSE_BOUND_MS). */
+  /** Bounded, like the workers' close (see CLOSE_BOUND_MS); not waited for while Redis is away. */
   async onApplicationShutdown(): Promise<void> {
-    if (!(await settlesWithin(this.queues.close(), CLOSE_BOUND_MS))) {
-      new Logger('StoreModule').warn(`the queues did not close within ${CLOSE_BOUND_MS} ms`);
+    if (!(await settlesWithin(this.queues.close(), closeBoundOver(this.queueRedis)))) {
+      new Logger('StoreModule').warn('the queues did not close in time');
     }
-    if (!(await settlesWithin(Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]), CLOSE_BOUND_MS))) {
+    if (!(await settlesWithin(Promise.allSettled([this.redis.quit(), this.queueRedis.quit()]), Math.min(closeBoundOver(this.redis), closeBoundOver(this.queueRedis))))) {
       this.redis.disconnect();
       this.queueRedis.disconnect();
     }

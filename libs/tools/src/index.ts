@@ -31,3 +31,4 @@ export {
 export { executeShellTool, ShellInputSchema, type ShellWorkspace } from './shell/shell.tool';
 export type { ShellLimits } from './shell/shell.runner';
 export { executeHttpRequest, hostAllowed, requestHost, HttpRequestInputSchema, type HttpPolicy } from './http/http-request.tool';
+export { ToolsInFlight, toolsInFlight } from './tools-in-flight';

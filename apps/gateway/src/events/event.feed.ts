@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ParleyEvent, PublishedMessage } from '@parley/contracts';
 import { createRedis, type ParleyConfig, type RedisClient } from '@parley/platform';
-import { CLOSE_BOUND_MS, PARLEY_CONFIG, ParleyStore, settlesWithin } from '@parley/store';
+import { PARLEY_CONFIG, ParleyStore, closeBoundOver, settlesWithin } from '@parley/store';
 
 type Listener = (event: ParleyEvent) => void;
 /** `parkedWake`: the `wake` an `interaction.opened` was published with (see the contracts' PublishedEvent). */
@@ -61,7 +61,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
     this.published.clear();
     this.tenants.forEach((state) => clearTimeout(state.retry));
     this.tenants.clear();
-    await settlesWithin(this.subscriber.quit(), CLOSE_BOUND_MS);
+    await settlesWithin(this.subscriber.quit(), closeBoundOver(this.subscriber));
     // After a QUIT that failed or hangs (and a no-op after one that went through).
     this.subscriber.disconnect();
   }

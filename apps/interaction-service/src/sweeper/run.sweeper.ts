@@ -3,7 +3,7 @@ import { Queue, type Job } from 'bullmq';
 import { jobIds } from '@parley/contracts';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
 import {
-  CLOSE_BOUND_MS,
+  closeBoundOver,
   PARLEY_CONFIG,
   ParleyQueues,
   ParleyStore,
@@ -73,7 +73,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   constructor(
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
-    @Inject(QUEUE_REDIS) connection: RedisClient,
+    @Inject(QUEUE_REDIS) private readonly connection: RedisClient,
     private readonly store: ParleyStore,
     private readonly queues: ParleyQueues,
     private readonly control: RunControl,
@@ -100,8 +100,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
 
   override async onApplicationShutdown(): Promise<void> {
     await super.onApplicationShutdown();
-    if (!(await settlesWithin(this.queue.close(), CLOSE_BOUND_MS))) {
-      this.logger.warn(`the sweeper queue did not close within ${CLOSE_BOUND_MS} ms`);
+    if (!(await settlesWithin(this.queue.close(), closeBoundOver(this.connection)))) {
+      this.logger.warn('the sweeper queue did not close in time');
     }
   }
 

@@ -60,7 +60,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private timer?: NodeJS.Timeout;
   private readonly retries = new Set<NodeJS.Timeout>();
   private followRetry?: NodeJS.Timeout;
-  private readonly loops: Array<Promise<void>> = [];
   private housekeeping?: Promise<void>;
 
   constructor(
@@ -81,7 +80,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const { tail, tenants } = await this.firstRead();
     this.setTenants(tenants);
     this.started = true;
-    this.loops.push(this.controlLoop(tail));
+    void this.controlLoop(tail);
     this.startHousekeeping();
     this.timer = setInterval(() => this.startHousekeeping(), this.config.webhookClaimIdleMs);
   }
@@ -94,7 +93,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     clearTimeout(this.followRetry);
     this.subscriber?.disconnect();
     this.control?.disconnect();
-    await Promise.allSettled([...this.loops, this.housekeeping, this.draining]);
+    // Not the control loop: its blocked read on a connection that was away when disconnected never
+    // settles (ioredis), and the loop writes nothing.
+    await Promise.allSettled([this.housekeeping, this.draining]);
   }
 
   /** The control tail, then the tenant list (a change in between is seen by the control loop); Redis may be away as the process starts. */

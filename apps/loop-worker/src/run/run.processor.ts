@@ -5,6 +5,7 @@ import { QUEUES, RunJobSchema, parseOrThrow, type RunJob } from '@parley/contrac
 import { createModelAdapter } from '@parley/models';
 import { createLogger, type ParleyConfig } from '@parley/platform';
 import { AgentRepository, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
+import { toolsInFlight } from '@parley/tools';
 import type { AdvanceOutcome, EngineResources } from '../engine/engine.resources';
 import { RecentLogs } from '../engine/held.log';
 import { RunEngine } from '../engine/run.engine';
@@ -20,6 +21,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
   private readonly shutdownGraceMs: number;
   /** Aborted when a shutdown's grace period is over: steps still running hand their runs back. */
   private readonly shutdown = new AbortController();
+  private graceTimer?: NodeJS.Timeout;
 
   constructor(
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
@@ -82,13 +84,26 @@ export class RunProcessor extends QueueProcessor<RunJob> {
    * SIGTERM: take no new jobs, let running steps finish for up to PARLEY_SHUTDOWN_GRACE_MS, then
    * abort what still runs (a long model call): those runs go back to the queue, nothing is lost.
    */
+  override beforeApplicationShutdown(): void {
+    super.beforeApplicationShutdown();
+    this.graceTimer = setTimeout(() => this.shutdown.abort(), this.shutdownGraceMs);
+  }
+
   override async onApplicationShutdown(): Promise<void> {
-    const timer = setTimeout(() => this.shutdown.abort(), this.shutdownGraceMs);
     try {
       await super.onApplicationShutdown();
     } finally {
-      clearTimeout(timer);
+      clearTimeout(this.graceTimer);
     }
+  }
+
+  /**
+   * A tool call still running is not cut off: the close waits for it up to its own timeout (and a
+   * little more to record its result), then the step hands its run back. Abandoning it would leave
+   * the command running unwatched while another worker ran it again.
+   */
+  protected override closeDeadline(): number {
+    return Math.max(super.closeDeadline(), toolsInFlight.lastDeadline() + 5000);
   }
 
   /** A run whose job failed for good is marked failed, so nothing stays `running` forever. */

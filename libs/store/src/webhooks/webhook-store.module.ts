@@ -1,7 +1,7 @@
-import { Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
 import { ParleyStore } from '../store';
-import { CLOSE_BOUND_MS, settlesWithin } from '../queue.worker';
+import { closeBoundOver, settlesWithin } from '../queue.worker';
 import { QUEUE_REDIS } from '../store.module';
 import { WebhookQueue } from './webhook.queue';
 import { WebhookStore } from './webhook.store';
@@ -9,7 +9,10 @@ import { WebhookStore } from './webhook.store';
 /** Gives an app the webhook store and the delivery queue (over StoreModule's clients) and closes the queue. */
 @Module({})
 export class WebhookStoreModule implements OnApplicationShutdown {
-  constructor(private readonly queue: WebhookQueue) {}
+  constructor(
+    private readonly queue: WebhookQueue,
+    @Inject(QUEUE_REDIS) private readonly queueRedis: RedisClient,
+  ) {}
 
   static forRoot(config: ParleyConfig): DynamicModule {
     return {
@@ -29,8 +32,8 @@ export class WebhookStoreModule implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     const closing = this.queue.close().catch((error: unknown) => new Logger('WebhookStoreModule').warn(`closing the webhook queue: ${String(error)}`));
-    if (!(await settlesWithin(closing, CLOSE_BOUND_MS))) {
-      new Logger('WebhookStoreModule').warn(`the webhook queue did not close within ${CLOSE_BOUND_MS} ms`);
+    if (!(await settlesWithin(closing, closeBoundOver(this.queueRedis)))) {
+      new Logger('WebhookStoreModule').warn('the webhook queue did not close in time');
     }
   }
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { atMostOnce, type EffectRecords } from '../effect.records';
 import { checkInput } from '../tool.input';
 import { errorResult, type ToolResult } from '../tool-result';
+import { toolsInFlight } from '../tools-in-flight';
 import { truncateUtf8, utf8ByteLength } from '../utf8';
 
 export const HTTP_MAX_HEADERS = 20;
@@ -207,7 +208,14 @@ export async function executeHttpRequest(call: HttpRequestCall): Promise<ToolRes
     return errorResult(`host ${requestHost(url)} is not allowed; nothing was sent (${allowed})`);
   }
 
-  const send = (): Promise<ToolResult> => sendRequest(url, method, headers, body, effectId, policy);
+  const send = async (): Promise<ToolResult> => {
+    const running = toolsInFlight.begin(policy.timeoutMs);
+    try {
+      return await sendRequest(url, method, headers, body, effectId, policy);
+    } finally {
+      running();
+    }
+  };
   return call.records ? atMostOnce(call.records, effectId, method === 'POST' ? method : null, send) : send();
 }
 

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { toolsInFlight } from '../tools-in-flight';
 import { truncateUtf8 } from '../utf8';
 import { normaliseWorkspacePath } from '../workspace.path';
 import { collectChanges, compare, errorCode, type ChangesRefused, type Placed, type WorkspaceChanges } from './shell.changes';
@@ -106,6 +107,7 @@ type ProcessOutcome = Omit<ShellRun, 'changes'>;
 function runProcess(command: string, cwd: string, env: NodeJS.ProcessEnv, limits: ShellLimits): Promise<ProcessOutcome> {
   return new Promise<ProcessOutcome>((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const running = toolsInFlight.begin(limits.timeoutMs + DRAIN_MS, child.pid);
     const stdout = new OutputCollector(limits.maxOutputBytes);
     const stderr = new OutputCollector(limits.maxOutputBytes);
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
@@ -131,6 +133,7 @@ function runProcess(command: string, cwd: string, env: NodeJS.ProcessEnv, limits
     child.once('error', (error) => {
       clearTimeout(timer);
       killGroup();
+      running();
       if (!settled) {
         settled = true;
         reject(error);
@@ -141,6 +144,7 @@ function runProcess(command: string, cwd: string, env: NodeJS.ProcessEnv, limits
       // Whatever the shell left running in its group (`sleep 60 &`) would keep the pipes open.
       killGroup();
       void drained([child.stdout, child.stderr], DRAIN_MS).then(() => {
+        running();
         if (settled) {
           return;
         }
