@@ -161,6 +161,19 @@ describe('operability: readiness follows Redis', () => {
     expect((await getJson(`${opsUrl(stack.worker)}/health/live`)).status).toBe(200);
     // The public port says what failed, not why (no addresses, no error text).
     expect(await stack.http('GET', '/health/ready', undefined, null)).toEqual({ status: 503, body: { ready: false, checks: { redis: 'failed', queues: 'failed' } } });
+    expect(await stack.http('GET', '/healthz', undefined, null)).toEqual({ status: 503, body: { error: { code: 'unavailable', message: expect.stringContaining('Redis') } } });
+    // The interaction-service's scrape still answers: the gauges read from Redis unknown, the rest as ever.
+    const scraped = await scrape(stack.interactions);
+    expect(scraped).toMatch(/^parley_process_process_cpu_seconds_total /m);
+    expect(scraped).toMatch(/^parley_parked_runs nan$/im);
+    expect(scraped).not.toMatch(/^parley_(open_interactions|queue_jobs)\{/m);
+    // A request is told to come back (503 with Retry-After, which clients retry), not that the gateway failed (500).
+    const refused = await stack.request('GET', '/v1/runs');
+    expect({ status: refused.status, body: refused.body, retryAfter: refused.headers.get('retry-after') }).toEqual({
+      status: 503,
+      body: { error: { code: 'unavailable', message: expect.stringContaining('try again') } },
+      retryAfter: '2',
+    });
     await redis.restart();
     await waitFor(async () => (await getJson(`${opsUrl(stack.worker)}/health/ready`)).status === 200, { message: 'ready again', timeoutMs: 20_000 });
     // And it works again: a new run is taken by the worker and parks on its question.

@@ -83,6 +83,7 @@ const STATUS_OF: Record<ErrorCode, number[]> = {
   payload_too_large: [413],
   unsupported_media_type: [415],
   rate_limited: [],
+  unavailable: [],
   internal: [],
 };
 const SOCKET_EVENTS = ['subscribe', 'answer', 'message', 'stop', 'claim', 'approvals'] as const;

@@ -11,6 +11,7 @@ export const ErrorCodeSchema = z.enum([
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
+  'unavailable',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
@@ -39,6 +40,7 @@ const STATUS: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  unavailable: 503,
   internal: 500,
 };
 
@@ -119,6 +121,18 @@ export class RateLimitedError extends ParleyError {
     message: string,
   ) {
     super('rate_limited', message, { limit, retryAfterSecs });
+  }
+}
+
+/**
+ * Redis, which every request needs, could not be reached in time: retry shortly. A write sent before
+ * the connection dropped may still have been applied (retry a start or a message with its
+ * Idempotency-Key; a repeated answer is told it was already given).
+ */
+export class StoreUnavailableError extends ParleyError {
+  readonly retryAfterSecs = 2;
+  constructor(options?: { cause?: unknown }) {
+    super('unavailable', 'the store (Redis) is unreachable; try again shortly', undefined, options);
   }
 }
 

@@ -1,6 +1,7 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { BATCHING_CONNECTOR } from './net/batching.connector';
 import { failUnansweredScripts } from './net/unanswered';
+import { createLogger, type Logger } from './logger';
 
 /** A connection to a single Redis or to a Redis Cluster: both speak every command Parley sends. */
 export type RedisClient = Redis | Cluster;
@@ -49,7 +50,7 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
     if (kind === 'command') {
       failUnansweredScripts(redis);
     }
-    return redis;
+    return logConnectionErrors(redis);
   }
   const { enableAutoPipelining, lazyConnect, ...perNode } = options;
   const cluster = new Cluster(target.redisClusterNodes.map(parseNode), {
@@ -62,8 +63,38 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
   if (kind === 'command') {
     cluster.on('+node', (node: Redis) => failUnansweredScripts(node));
   }
-  return cluster;
+  return logConnectionErrors(cluster);
 }
+
+let redisLog: Logger | undefined;
+
+/**
+ * A connection's errors as JSON log lines (without a listener, ioredis prints every one of them,
+ * several a second while Redis is away): the first of an outage at warn, then the next only once
+ * it has lasted another CONNECTION_ERROR_EVERY_MS, and its end.
+ */
+function logConnectionErrors<T extends RedisClient>(client: T): T {
+  let failingSince: number | undefined;
+  let lastLogged = 0;
+  client.on('error', (error: Error) => {
+    const now = Date.now();
+    failingSince ??= now;
+    if (now - lastLogged >= CONNECTION_ERROR_EVERY_MS) {
+      lastLogged = now;
+      (redisLog ??= createLogger('redis')).warn({ msg: 'Redis connection error; reconnecting', err: error.message, failingForMs: now - failingSince });
+    }
+  });
+  client.on('ready', () => {
+    if (failingSince !== undefined) {
+      (redisLog ??= createLogger('redis')).info({ msg: 'Redis connection back', afterMs: Date.now() - failingSince });
+      failingSince = undefined;
+      lastLogged = 0;
+    }
+  });
+  return client;
+}
+
+const CONNECTION_ERROR_EVERY_MS = 10_000;
 
 /** "host:port" (an IPv6 host in brackets: "[::1]:7000"). */
 export function parseNode(node: string): { host: string; port: number } {

@@ -48,9 +48,9 @@ export class ParleyQueues {
     readonly prefix: string,
     private readonly scriptConnection?: Redis,
   ) {
-    this.runs = new Queue<RunJob>(QUEUES.runs, { connection, prefix });
-    this.deadlines = new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix });
-    this.schedules = new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix });
+    this.runs = quiet(new Queue<RunJob>(QUEUES.runs, { connection, prefix }));
+    this.deadlines = quiet(new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix }));
+    this.schedules = quiet(new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix }));
   }
 
   /** Whether enqueueRunBehindScripts can keep its order. */
@@ -76,7 +76,7 @@ export class ParleyQueues {
     if (!this.scriptConnection) {
       return this.enqueueRun(job);
     }
-    const queue = (this.runsBehindScripts ??= new Queue<RunJob>(QUEUES.runs, { connection: this.scriptConnection, prefix: this.prefix }));
+    const queue = (this.runsBehindScripts ??= quiet(new Queue<RunJob>(QUEUES.runs, { connection: this.scriptConnection, prefix: this.prefix })));
     try {
       await queue.add('advance', job, runJobOptions(job));
     } catch (error) {
@@ -163,3 +163,12 @@ export class ParleyQueues {
   }
 }
 
+/**
+ * A queue re-emits its connection's errors, and BullMQ prints each one nobody listens to (several a
+ * second while Redis is away): they are logged once where the connection was opened (createRedis).
+ * A command that fails still rejects its own promise.
+ */
+export function quiet<Q extends { on(event: 'error', listener: (error: Error) => void): unknown }>(queue: Q): Q {
+  queue.on('error', () => undefined);
+  return queue;
+}

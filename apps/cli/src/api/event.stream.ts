@@ -11,7 +11,7 @@ const MAX_INITIAL_ATTEMPTS = 3;
  * Handshake refusals that a later attempt may not meet: the tenant is at its socket limit, or the
  * gateway had a fault (Redis, a key set it could not fetch). Anything else (a bad token) is final.
  */
-const RETRYABLE_REFUSALS: ReadonlySet<string> = new Set(['rate_limited', 'internal']);
+const RETRYABLE_REFUSALS: ReadonlySet<string> = new Set(['rate_limited', 'unavailable', 'internal']);
 const DEFAULT_RETRY_DELAY = { firstMs: 1000, maxMs: 30_000 };
 const DEFAULT_MAX_REFUSALS = 20;
 

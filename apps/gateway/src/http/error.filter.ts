@@ -1,6 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
-import { ParleyError, RateLimitedError, type ErrorBody, type ErrorCode } from '@parley/contracts';
+import { ParleyError, RateLimitedError, StoreUnavailableError, type ErrorBody, type ErrorCode } from '@parley/contracts';
 
 /** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
 @Catch()
@@ -10,7 +10,10 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = toErrorReply(exception);
-    if (status >= 500) {
+    if (body.error.code === 'unavailable') {
+      this.logger.warn(`answered 503: Redis unreachable (${exception instanceof Error ? exception.message : String(exception)})`);
+      response.setHeader('Retry-After', String(new StoreUnavailableError().retryAfterSecs));
+    } else if (status >= 500) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     }
     if (exception instanceof RateLimitedError) {
@@ -30,11 +33,16 @@ const HTTP_CODES: Record<number, ErrorCode> = {
   415: 'unsupported_media_type',
   422: 'invalid_answer',
   429: 'rate_limited',
+  503: 'unavailable',
 };
 
 export function toErrorReply(exception: unknown): { status: number; body: ErrorBody } {
   if (exception instanceof ParleyError) {
     return { status: exception.status, body: exception.toBody() };
+  }
+  if (isRedisUnreachable(exception)) {
+    const unavailable = new StoreUnavailableError({ cause: exception });
+    return { status: unavailable.status, body: unavailable.toBody() };
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
@@ -78,4 +86,20 @@ function isBareJsonValue(body: unknown): boolean {
   } catch {
     return false;
   }
+}
+
+/** ioredis gave up on a command: its connection is away (retries spent, closed, refused, reset). */
+function isRedisUnreachable(exception: unknown): boolean {
+  if (!(exception instanceof Error)) {
+    return false;
+  }
+  const code = (exception as NodeJS.ErrnoException).code;
+  return (
+    exception.name === 'MaxRetriesPerRequestError' ||
+    exception.message === 'Connection is closed.' ||
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'ETIMEDOUT' ||
+    code === 'EPIPE'
+  );
 }

@@ -4,6 +4,7 @@ import { jobIds } from '@parley/contracts';
 import type { ParleyConfig, RedisClient } from '@parley/platform';
 import {
   closeBoundOver,
+  quiet,
   PARLEY_CONFIG,
   ParleyQueues,
   ParleyStore,
@@ -81,7 +82,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     // A job scheduler and a global concurrency of 1 (set at start): one sweep at a time across all
     // interaction-services, however long one takes.
     super(SWEEPER_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 1 });
-    this.queue = new Queue(SWEEPER_QUEUE, { connection, prefix: store.ctx.keys.bullPrefix() });
+    this.queue = quiet(new Queue(SWEEPER_QUEUE, { connection, prefix: store.ctx.keys.bullPrefix() }));
     // A lease renewed on time never runs out: two lease lengths past its end, its holder is gone.
     this.graceMs = 2 * config.leaseMs;
     this.everyMs = config.sweepMs;

@@ -13,17 +13,46 @@ export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry, prefix: 'parley_process_' });
 
 let clusterSource: (() => Promise<ClusterGauges>) | undefined;
-let lastCluster: Promise<ClusterGauges> | undefined;
+let lastCluster: Promise<ClusterGauges | null> | undefined;
+/** A scrape does not wait longer for the Redis read (Prometheus gives up on a scrape after 10 s by default). */
+const CLUSTER_READ_MS = 2000;
 
-/** One Redis read serves every cluster gauge of a scrape. */
-function clusterGauges(): Promise<ClusterGauges> | undefined {
+/**
+ * One Redis read serves every cluster gauge of a scrape: undefined when this process does not report
+ * them, null when Redis did not answer in time (the gauges are then left out, the rest of the scrape
+ * still served).
+ */
+function clusterGauges(): Promise<ClusterGauges | null> | undefined {
   if (!clusterSource) {
     return undefined;
   }
-  lastCluster ??= clusterSource().finally(() => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), CLUSTER_READ_MS);
+  });
+  lastCluster ??= Promise.race([clusterSource().catch(() => null), late]).finally(() => {
+    clearTimeout(timer);
     setImmediate(() => (lastCluster = undefined));
   });
   return lastCluster;
+}
+
+/**
+ * Sets a cluster gauge from this scrape's read. When the read failed, a labelled gauge is left out of
+ * the scrape and one without labels (which prom-client always reports) is NaN: unknown, not 0.
+ */
+async function collectCluster(gauge: { reset(): void; set(value: number): void }, set: (gauges: ClusterGauges) => void, labelled = true): Promise<void> {
+  const read = clusterGauges();
+  if (!read) {
+    return;
+  }
+  const gauges = await read;
+  gauge.reset();
+  if (gauges) {
+    set(gauges);
+  } else if (!labelled) {
+    gauge.set(NaN);
+  }
 }
 
 /**
@@ -81,10 +110,7 @@ export const metrics = {
     help: 'Runs waiting for a person or a sub-agent (deployment-wide; reported by interaction-services)',
     registers: [metricsRegistry],
     async collect() {
-      const gauges = await clusterGauges();
-      if (gauges) {
-        this.set(gauges.parkedRuns);
-      }
+      await collectCluster(this, (gauges) => this.set(gauges.parkedRuns), false);
     },
   }),
   openInteractions: new Gauge({
@@ -93,13 +119,7 @@ export const metrics = {
     labelNames: ['kind'] as const,
     registers: [metricsRegistry],
     async collect() {
-      const gauges = await clusterGauges();
-      if (gauges) {
-        this.reset();
-        for (const [kind, count] of Object.entries(gauges.openInteractions)) {
-          this.set({ kind }, count);
-        }
-      }
+      await collectCluster(this, (gauges) => Object.entries(gauges.openInteractions).forEach(([kind, count]) => this.set({ kind }, count)));
     },
   }),
   queueJobs: new Gauge({
@@ -108,15 +128,9 @@ export const metrics = {
     labelNames: ['queue', 'state'] as const,
     registers: [metricsRegistry],
     async collect() {
-      const gauges = await clusterGauges();
-      if (gauges) {
-        this.reset();
-        for (const [queue, states] of Object.entries(gauges.queues)) {
-          for (const [state, count] of Object.entries(states)) {
-            this.set({ queue, state }, count);
-          }
-        }
-      }
+      await collectCluster(this, (gauges) =>
+        Object.entries(gauges.queues).forEach(([queue, states]) => Object.entries(states).forEach(([state, count]) => this.set({ queue, state }, count))),
+      );
     },
   }),
 };

@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { WEBHOOK_QUEUE, webhookJobId, type WebhookDeliveryJob } from '@parley/contracts';
+import { quiet } from '../queues';
 
 export interface WebhookQueueOptions {
   attempts: number;
@@ -15,7 +16,7 @@ export class WebhookQueue {
     prefix: string,
     private readonly options: WebhookQueueOptions,
   ) {
-    this.queue = new Queue<WebhookDeliveryJob>(WEBHOOK_QUEUE, { connection, prefix });
+    this.queue = quiet(new Queue<WebhookDeliveryJob>(WEBHOOK_QUEUE, { connection, prefix }));
   }
 
   async enqueue(job: WebhookDeliveryJob): Promise<void> {
