@@ -388,6 +388,8 @@ describe('path parameters', () => {
       [`/v1/runs/${runId}/events?since=`, 'since', 'whole number'],
       [`/v1/runs/${runId}/events?since=0x10`, 'since', 'whole number'],
       [`/v1/runs?limit=1e2`, 'limit', 'whole number'],
+      [`/v1/runs?limit=0`, 'limit', '>=1'],
+      [`/v1/runs?limit=501`, 'limit', '<=500'],
     ];
     for (const [path, field, reason] of repeated) {
       const reply = await stack.http('GET', path, undefined, member);

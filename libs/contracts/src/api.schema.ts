@@ -19,7 +19,12 @@ export const LIMITS = {
  * `0x10` as 16); `min` and `max` bound it.
  */
 export function queryInt(min: number, max = Number.MAX_SAFE_INTEGER) {
-  const whole = z.number({ error: 'must be a whole number (decimal digits)' }).int().min(min).max(max);
+  // The message for a value that is not a number only: a range error keeps its own (">= 1").
+  const whole = z
+    .number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a whole number (decimal digits)' : undefined) })
+    .int()
+    .min(min)
+    .max(max);
   return z.preprocess((value) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value), whole);
 }
 

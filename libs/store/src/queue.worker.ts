@@ -152,6 +152,6 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
 
   /** Until when (epoch ms) the shutdown waits for the running jobs; looked at again when reached. */
   protected closeDeadline(): number {
-    return this.closeBy ?? Date.now() + this.config.shutdownGraceMs + 5000;
+    return (this.closeBy ??= Date.now() + this.config.shutdownGraceMs + 5000);
   }
 }

@@ -16,6 +16,20 @@ describe('ToolsInFlight', () => {
     expect(calls.lastDeadline()).toBe(0);
   });
 
+  it('waits only for the calls begun by the time it is told, once told', () => {
+    const calls = new ToolsInFlight();
+    calls.begin(30_000);
+    calls.waitOnlyForCallsBegunBy(Date.now());
+    // Begun after it: a turn's next call during a shutdown.
+    jest.useFakeTimers({ now: Date.now() + 5_000 });
+    try {
+      calls.begin(600_000);
+      expect(calls.lastDeadline()).toBeLessThan(Date.now() + 30_000);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('kills the process group of a running shell command, what it started in the background included', async () => {
     const calls = new ToolsInFlight();
     const child = spawn('/bin/sh', ['-c', 'sleep 30 & sleep 30'], { detached: true, stdio: 'ignore' });

@@ -1,5 +1,6 @@
-/** One running tool call: when it must be over (epoch ms), and its process group, if it has one. */
+/** One running tool call: when it began and must be over (epoch ms), and its process group, if it has one. */
 interface RunningCall {
+  began: number;
   until: number;
   group?: number;
 }
@@ -12,18 +13,32 @@ interface RunningCall {
  */
 export class ToolsInFlight {
   private readonly calls = new Set<RunningCall>();
+  private waitsFor = Infinity;
 
   /** A call that runs for at most `timeoutMs`; the returned function ends it. */
   begin(timeoutMs: number, group?: number): () => void {
-    const call: RunningCall = { until: Date.now() + timeoutMs, ...(group === undefined ? {} : { group }) };
+    const began = Date.now();
+    const call: RunningCall = { began, until: began + timeoutMs, ...(group === undefined ? {} : { group }) };
     this.calls.add(call);
     return () => this.calls.delete(call);
   }
 
-  /** When the last running call must be over (epoch ms); 0 when none runs. */
+  /**
+   * From now on, {@link lastDeadline} counts only the calls begun by `time` (epoch ms): a stopping
+   * worker waits for the calls of its grace period, not for each one a turn starts after it.
+   */
+  waitOnlyForCallsBegunBy(time: number): void {
+    this.waitsFor = time;
+  }
+
+  /** When the last running call that is waited for must be over (epoch ms); 0 when none. */
   lastDeadline(): number {
     let last = 0;
-    this.calls.forEach((call) => (last = Math.max(last, call.until)));
+    this.calls.forEach((call) => {
+      if (call.began <= this.waitsFor) {
+        last = Math.max(last, call.until);
+      }
+    });
     return last;
   }
 

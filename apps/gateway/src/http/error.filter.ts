@@ -1,5 +1,5 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { ParleyError, RateLimitedError, StoreUnavailableError, type ErrorBody, type ErrorCode } from '@parley/contracts';
 
 /** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
@@ -9,10 +9,16 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
+    const request = host.switchToHttp().getRequest<Request>();
     const { status, body } = toErrorReply(exception);
     if (body.error.code === 'unavailable') {
       this.logger.warn(`answered 503: Redis unreachable (${exception instanceof Error ? exception.message : String(exception)})`);
-      response.setHeader('Retry-After', String(new StoreUnavailableError().retryAfterSecs));
+      if (READS.has(request.method) || request.headers['idempotency-key'] !== undefined) {
+        response.setHeader('Retry-After', String(new StoreUnavailableError().retryAfterSecs));
+      } else {
+        // A write may have gone through before Redis went away: no invitation to send it blindly again.
+        body.error.message = MAYBE_APPLIED;
+      }
     } else if (status >= 500) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     }
@@ -22,6 +28,10 @@ export class ErrorFilter implements ExceptionFilter {
     response.status(status).json(body);
   }
 }
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const MAYBE_APPLIED =
+  'the store (Redis) became unreachable during the request, which may have been applied: look before sending it again (a start or a message sent with an Idempotency-Key can simply be sent again)';
 
 const HTTP_CODES: Record<number, ErrorCode> = {
   400: 'bad_request',

@@ -4,6 +4,7 @@ import { TenantAgents } from '@parley/agents';
 import {
   ConflictError,
   NotFoundError,
+  RateLimitedError,
   TERMINAL_STATUSES,
   ValidationFailedError,
   isUnattendedTrigger,
@@ -60,11 +61,20 @@ export class RunsService {
     let agent = await this.agents.forStart(user.tenant, body.agent);
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
     const owner = body.onBehalfOf ?? user.sub;
-    await this.store.limits.admitRun(user.tenant, owner, runId, {
-      ...this.runLimits(),
-      concurrentRuns: this.config.limitConcurrentRuns,
-      openInteractions: this.config.limitOpenInteractions,
-    });
+    try {
+      await this.store.limits.admitRun(user.tenant, owner, runId, {
+        ...this.runLimits(),
+        concurrentRuns: this.config.limitConcurrentRuns,
+        openInteractions: this.config.limitOpenInteractions,
+      });
+    } catch (error) {
+      // A repeat sent while the first start was admitted (and counted): it is answered with that run.
+      const earlier = error instanceof RateLimitedError && startKey ? await this.startedWith(user, startKey) : null;
+      if (earlier) {
+        return { run: await this.replay(user, earlier, body), replayed: true };
+      }
+      throw error;
+    }
     let created: Awaited<ReturnType<ParleyStore['runs']['create']>>;
     try {
       // A tenant agent's version can be replaced (and dropped) between the lookup and the create: look once more.

@@ -87,6 +87,8 @@ export class RunProcessor extends QueueProcessor<RunJob> {
   override beforeApplicationShutdown(): void {
     super.beforeApplicationShutdown();
     this.graceTimer = setTimeout(() => this.shutdown.abort(), this.shutdownGraceMs);
+    // A call a turn starts after the grace period is not waited for (nor is the next, and so on).
+    toolsInFlight.waitOnlyForCallsBegunBy(Date.now() + this.shutdownGraceMs);
   }
 
   override async onApplicationShutdown(): Promise<void> {
@@ -98,9 +100,10 @@ export class RunProcessor extends QueueProcessor<RunJob> {
   }
 
   /**
-   * A tool call still running is not cut off: the close waits for it up to its own timeout (and a
-   * little more to record its result), then the step hands its run back. Abandoning it would leave
-   * the command running unwatched while another worker ran it again.
+   * A tool call begun within the grace period is not cut off: the close waits for it up to its own
+   * timeout (and a little more to record its result), then the step hands its run back. Abandoning
+   * it would leave the command running unwatched while another worker ran it again. One begun later
+   * is not waited for: should the close give up, the process kills its command as it exits.
    */
   protected override closeDeadline(): number {
     return Math.max(super.closeDeadline(), toolsInFlight.lastDeadline() + 5000);

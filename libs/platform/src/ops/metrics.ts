@@ -26,14 +26,16 @@ function clusterGauges(): Promise<ClusterGauges | null> | undefined {
   if (!clusterSource) {
     return undefined;
   }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), CLUSTER_READ_MS);
-  });
-  lastCluster ??= Promise.race([clusterSource().catch(() => null), late]).finally(() => {
-    clearTimeout(timer);
-    setImmediate(() => (lastCluster = undefined));
-  });
+  if (!lastCluster) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), CLUSTER_READ_MS);
+    });
+    lastCluster = Promise.race([clusterSource().catch(() => null), late]).finally(() => {
+      clearTimeout(timer);
+      setImmediate(() => (lastCluster = undefined));
+    });
+  }
   return lastCluster;
 }
 
