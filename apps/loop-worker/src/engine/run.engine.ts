@@ -47,15 +47,9 @@ export class RunEngine {
   async advance(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const started = Date.now();
     const outcome = await this.step(job, shutdown);
-    const line = {
-      runId: job.runId,
-      tenant: job.tenant,
-      wake: job.wake,
-      outcome: outcome.status,
-      ms: Date.now() - started,
-      // Parked on a question or an approval: the line that links the run to its interaction.
-      ...(outcome.status === 'parked' ? { interactionId: outcome.interactionId } : {}),
-    };
+    // Parked on a question or an approval: this line links the run to its interaction.
+    const parkedOn = outcome.status === 'parked' ? { interactionId: outcome.interactionId } : {};
+    const line = { runId: job.runId, tenant: job.tenant, wake: job.wake, outcome: outcome.status, ms: Date.now() - started, ...parkedOn };
     const { logger } = this.resources;
     if (outcome.status === 'lost') {
       logger.warn(line, 'run step stopped: another worker took the run over');
