@@ -106,6 +106,11 @@ describe('ApiClient', () => {
     expect(error).toMatchObject({ status: 409, code: 'conflict', message: 'already answered by ann at T' });
   });
 
+  it("takes an error code it does not know (a newer gateway's) as the gateway's fault, keeping its message", async () => {
+    const { api } = client(() => json(418, { error: { code: 'a_code_from_the_future', message: 'the gateway says why', details: { x: 1 } } }));
+    await expect(api.getInteraction('x')).rejects.toMatchObject({ status: 418, code: 'internal', message: 'the gateway says why', details: { x: 1 } });
+  });
+
   it('reports a non-JSON failure by its HTTP status', async () => {
     const { api } = client(() => new Response('<html>bad gateway</html>', { status: 502, statusText: 'Bad Gateway' }));
     await expect(api.listAgents()).rejects.toMatchObject({ status: 502, code: 'http_error', message: 'GET /v1/agents failed: HTTP 502 Bad Gateway' });

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import {
   AgentSummarySchema,
   AuditEntrySchema,
-  ErrorBodySchema,
   InteractionSchema,
   LogEntrySchema,
   RunSchema,
@@ -24,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rootCauseMessage } from '../errors.describe';
 import { answeredWith } from './answer.match';
-import { ApiError } from './api.error';
+import { ApiError, ReceivedErrorBodySchema } from './api.error';
 import { tokenSubject } from './token.subject';
 import { RawEventSchema, type RawEvent } from './event.parse';
 
@@ -246,7 +245,7 @@ export class ApiClient {
     }
     const json = parseJson(await response.text());
     if (!response.ok) {
-      const body = ErrorBodySchema.safeParse(json);
+      const body = ReceivedErrorBodySchema.safeParse(json);
       if (body.success) {
         throw ApiError.fromBody(body.data, response.status);
       }

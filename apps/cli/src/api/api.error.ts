@@ -1,4 +1,5 @@
-import { ParleyError, type ErrorBody } from '@parley/contracts';
+import { z } from 'zod';
+import { ErrorCodeSchema, ParleyError, type ErrorBody } from '@parley/contracts';
 
 /** Codes the CLI adds for failures that never produced an error body. */
 export type ClientErrorCode = 'network_error' | 'http_error' | 'bad_response';
@@ -22,3 +23,12 @@ export class ApiError extends Error {
     return new ApiError(status ?? new ParleyError(code, message).status, code, message, details);
   }
 }
+
+/**
+ * An error body as a gateway sends it, read leniently: a code this CLI does not know (a newer
+ * gateway's) is taken as `internal`, a fault on the gateway's side, with the gateway's message, rather
+ * than as a reply that is not an error at all.
+ */
+export const ReceivedErrorBodySchema = z
+  .object({ error: z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() }) })
+  .transform(({ error }): ErrorBody => ({ error: { ...error, code: ErrorCodeSchema.safeParse(error.code).data ?? 'internal' } }));

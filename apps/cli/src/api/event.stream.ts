@@ -1,7 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { z } from 'zod';
-import { ErrorBodySchema, InteractionSchema, SOCKET, type AnswerBody, type Interaction, type SubscribeMessage } from '@parley/contracts';
-import { ApiError } from './api.error';
+import { InteractionSchema, SOCKET, type AnswerBody, type Interaction, type SubscribeMessage } from '@parley/contracts';
+import { ApiError, ReceivedErrorBodySchema } from './api.error';
 import { RawEventSchema, type RawEvent } from './event.parse';
 
 const ACK_TIMEOUT_MS = 15_000;
@@ -105,7 +105,7 @@ export class EventStream {
     } catch {
       throw new StreamUnavailableError('the answer was not acknowledged');
     }
-    const failure = ErrorBodySchema.safeParse(ack);
+    const failure = ReceivedErrorBodySchema.safeParse(ack);
     if (failure.success) {
       throw ApiError.fromBody(failure.data);
     }
@@ -146,7 +146,7 @@ export class EventStream {
         }
         return;
       }
-      const failure = ErrorBodySchema.safeParse(ack);
+      const failure = ReceivedErrorBodySchema.safeParse(ack);
       if (failure.success) {
         this.fatal(ApiError.fromBody(failure.data));
         return;
@@ -184,7 +184,7 @@ export class EventStream {
     }
     if (!this.socket.active) {
       // The server's middleware refused us; socket.io will not retry by itself.
-      const body = ErrorBodySchema.safeParse((error as { data?: unknown }).data);
+      const body = ReceivedErrorBodySchema.safeParse((error as { data?: unknown }).data);
       if (body.success && RETRYABLE_REFUSALS.has(body.data.error.code)) {
         this.retryLater(ApiError.fromBody(body.data));
         return;
@@ -248,7 +248,7 @@ export class EventStream {
 
   /** Some servers explain themselves in an event just before disconnecting a client. */
   private rememberServerMessage(payload: unknown): void {
-    const body = ErrorBodySchema.safeParse(payload);
+    const body = ReceivedErrorBodySchema.safeParse(payload);
     if (body.success) {
       this.serverMessage = body.data.error.message;
     } else if (typeof payload === 'string') {
