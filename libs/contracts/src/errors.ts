@@ -130,7 +130,8 @@ export class RateLimitedError extends ParleyError {
  * Idempotency-Key; a repeated answer is told it was already given).
  */
 export class StoreUnavailableError extends ParleyError {
-  readonly retryAfterSecs = 2;
+  /** The `Retry-After` of a reply that may be sent again as it is. */
+  static readonly RETRY_AFTER_SECS = 2;
   constructor(options?: { cause?: unknown }) {
     super('unavailable', 'the store (Redis) is unreachable; try again shortly', undefined, options);
   }

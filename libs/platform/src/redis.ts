@@ -66,7 +66,8 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
   return logConnectionErrors(cluster);
 }
 
-let redisLog: Logger | undefined;
+let logger: Logger | undefined;
+const redisLog = (): Logger => (logger ??= createLogger('redis'));
 
 /**
  * A connection's errors as JSON log lines (without a listener, ioredis prints every one of them,
@@ -81,12 +82,12 @@ function logConnectionErrors<T extends RedisClient>(client: T): T {
     failingSince ??= now;
     if (now - lastLogged >= CONNECTION_ERROR_EVERY_MS) {
       lastLogged = now;
-      (redisLog ??= createLogger('redis')).warn({ msg: 'Redis connection error; reconnecting', err: error.message, failingForMs: now - failingSince });
+      redisLog().warn({ msg: 'Redis connection error; reconnecting', err: error.message, failingForMs: now - failingSince });
     }
   });
   client.on('ready', () => {
     if (failingSince !== undefined) {
-      (redisLog ??= createLogger('redis')).info({ msg: 'Redis connection back', afterMs: Date.now() - failingSince });
+      redisLog().info({ msg: 'Redis connection back', afterMs: Date.now() - failingSince });
       failingSince = undefined;
       lastLogged = 0;
     }

@@ -51,11 +51,9 @@ export class RunsService {
       throw new ValidationFailedError('body', [{ field: 'onBehalfOf', reason: 'only service tokens start runs on behalf of a user' }]);
     }
     const startKey = idempotencyKey === undefined ? undefined : { caller: user.sub, key: idempotencyKey };
-    if (startKey) {
-      const earlier = await this.startedWith(user, startKey);
-      if (earlier) {
-        return { run: await this.replay(user, earlier, body), replayed: true };
-      }
+    const replayed = startKey && (await this.replayStarted(user, startKey, body));
+    if (replayed) {
+      return replayed;
     }
     const runId = randomUUID();
     let agent = await this.agents.forStart(user.tenant, body.agent);
@@ -69,9 +67,9 @@ export class RunsService {
       });
     } catch (error) {
       // A repeat sent while the first start was admitted (and counted): it is answered with that run.
-      const earlier = error instanceof RateLimitedError && startKey ? await this.startedWith(user, startKey) : null;
-      if (earlier) {
-        return { run: await this.replay(user, earlier, body), replayed: true };
+      const replayedNow = error instanceof RateLimitedError && startKey ? await this.replayStarted(user, startKey, body) : null;
+      if (replayedNow) {
+        return replayedNow;
       }
       throw error;
     }
@@ -104,9 +102,9 @@ export class RunsService {
     if (!created.created) {
       await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
       // A start with the same key made its run meanwhile.
-      const earlier = created.keyTaken && startKey ? await this.startedWith(user, startKey) : null;
-      if (earlier) {
-        return { run: await this.replay(user, earlier, body), replayed: true };
+      const replayedNow = created.keyTaken && startKey ? await this.replayStarted(user, startKey, body) : null;
+      if (replayedNow) {
+        return replayedNow;
       }
       throw created.versionGone
         ? new ConflictError(`agent ${body.agent} kept changing while the run started; try again`)
@@ -120,22 +118,23 @@ export class RunsService {
   }
 
   /**
-   * The run still kept that a start with this key (by this caller) made. Releases before 2026-12-01
-   * derived the run's id from the key and kept no record of it: such a run is found by that id.
+   * A start whose key (by this caller) names a run still kept is answered with that run if it asked
+   * the same (the run gets its job should it lack one), refused if not; null when the key names no
+   * run. Releases before 2026-12-01 derived the run's id from the key and kept no record of it: such a
+   * run is found by that id.
    */
-  private async startedWith(user: TokenClaims, startKey: { caller: string; key: string }): Promise<Run | null> {
-    return (await this.store.runs.byStartKey(user.tenant, startKey.caller, startKey.key)) ?? this.store.runs.get(user.tenant, keyedId(user, startKey.key));
-  }
-
-  /** The run an earlier start with the same idempotency key made, if it asked the same; it gets its job should it lack one. */
-  private async replay(user: TokenClaims, earlier: Run, body: StartRunBody): Promise<Run> {
+  private async replayStarted(user: TokenClaims, startKey: { caller: string; key: string }, body: StartRunBody): Promise<{ run: Run; replayed: true } | null> {
+    const earlier = (await this.store.runs.byStartKey(user.tenant, startKey.caller, startKey.key)) ?? (await this.store.runs.get(user.tenant, keyedId(user, startKey.key)));
+    if (!earlier) {
+      return null;
+    }
     const asked = startedAs(user, body);
     const differs = (['agent', 'task', 'owner', 'trigger'] as const).filter((field) => earlier[field] !== asked[field]);
     if (differs.length > 0) {
       throw new ConflictError(`Idempotency-Key was used for another start (${differs.join(', ')} differ): use a new key for a new run`);
     }
     await this.control.ensureQueued(user.tenant, earlier.id);
-    return this.get(user, earlier.id);
+    return { run: await this.get(user, earlier.id), replayed: true };
   }
 
   /**
