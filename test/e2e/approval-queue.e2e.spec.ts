@@ -78,6 +78,79 @@ describe('the admin approval queue', () => {
     }
   });
 
+  it('pages past its first page with `next` (HTTP and socket.io), each open approval once, in order; a cursor outlives the approval it names', async () => {
+    const runs = [];
+    for (let n = 0; n < 5; n++) {
+      runs.push(await stack.startRun('forever', `t${n}`, alice()));
+    }
+    const ours = new Set((await Promise.all(runs.map((id) => stack.waitForQuestion(id, 20_000, admin1())))).map((i) => i.id));
+    // Without a deadline they wait in the order they were opened, after every deadline.
+    const order = (await list(admin1(), '?limit=500')).filter((id) => ours.has(id));
+    expect(order).toHaveLength(5);
+
+    type Page = { approvals: Array<{ id: string }>; next: string | null };
+    const viaHttp = async (after: string | null): Promise<Page> => (await stack.http('GET', `/v1/approvals?agent=forever&limit=2${after ? `&after=${after}` : ''}`, undefined, admin1())).body;
+    const watcher = await stack.connect(admin2());
+    const viaSocket = async (after: string | null): Promise<Page> => watcher.socket.timeout(10_000).emitWithAck('approvals', { agent: 'forever', limit: 2, ...(after ? { after } : {}) });
+    try {
+      for (const read of [viaHttp, viaSocket]) {
+        const listed: string[] = [];
+        let page = await read(null);
+        for (let n = 0; n < 20; n++) {
+          listed.push(...page.approvals.map((a) => a.id).filter((id) => ours.has(id)));
+          if (page.next === null) {
+            break;
+          }
+          page = await read(page.next);
+        }
+        expect(listed).toEqual(order);
+      }
+      // The first one given is answered: the cursor after it still goes on from there.
+      const first: Page = (await stack.http('GET', '/v1/approvals?agent=forever&limit=1', undefined, admin1())).body;
+      expect(first.approvals.map((a) => a.id)).toEqual([order[0]]);
+      expect((await stack.answer(order[0], { decision: 'deny' }, admin1())).status).toBe(200);
+      expect((await viaHttp(first.next)).approvals.map((a) => a.id)).toEqual(order.slice(1, 3));
+
+      const bad = await stack.http('GET', '/v1/approvals?after=12.x.y', undefined, admin1());
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toContain('after');
+      expect(await watcher.socket.timeout(10_000).emitWithAck('approvals', { after: 'nope' })).toMatchObject({ error: { code: 'validation_failed', message: expect.stringContaining('after') } });
+    } finally {
+      watcher.close();
+    }
+    for (const id of order.slice(1)) {
+      expect((await stack.answer(id, { decision: 'deny' }, admin1())).status).toBe(200);
+    }
+  });
+
+  it('pages the open interactions with `next`; a cursor of the wrong listing is refused, naming `after`', async () => {
+    const runs = [];
+    for (let n = 0; n < 3; n++) {
+      runs.push(await stack.startRun('soon', `t${n}`, carol()));
+    }
+    const ours = new Set((await Promise.all(runs.map((id) => stack.waitForQuestion(id, 20_000, admin1())))).map((i) => i.id));
+    const listed: string[] = [];
+    let after: string | null = null;
+    for (let n = 0; n < 50; n++) {
+      const page: { status: number; body: any } = await stack.http('GET', `/v1/interactions?limit=1${after ? `&after=${after}` : ''}`, undefined, carol());
+      expect(page.status).toBe(200);
+      listed.push(...(page.body.interactions as Array<{ id: string }>).map((i) => i.id));
+      after = page.body.next;
+      if (after === null) {
+        break;
+      }
+    }
+    expect(listed.filter((id) => ours.has(id)).sort()).toEqual([...ours].sort());
+    expect(new Set(listed).size).toBe(listed.length);
+    // A run's listing goes by log positions, the tenant's by index positions.
+    const wrong = await stack.http('GET', `/v1/interactions?runId=${runs[0]}&after=1000.abc`, undefined, carol());
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.message).toContain('after');
+    for (const id of ours) {
+      expect((await stack.answer(id, { decision: 'deny' }, carol())).status).toBe(200);
+    }
+  });
+
   describe('claims', () => {
     let watcher: TestClient;
 

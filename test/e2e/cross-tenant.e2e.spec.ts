@@ -120,7 +120,7 @@ describe('tenants never see each other', () => {
           expect(a.error?.code).toBeDefined();
           expect(a.error.code).toBe(b.error.code);
         }
-        expect(await ack('approvals', { runId: approvalRunId })).toEqual({ ok: true, approvals: [] });
+        expect(await ack('approvals', { runId: approvalRunId })).toEqual({ ok: true, approvals: [], next: null });
         // The subscribe above replaced the tenant feed; subscribe to it again.
         expect(await client.subscribe({ since: 0 })).toMatchObject({ ok: true });
       }

@@ -41,13 +41,23 @@ describe('filtered listings', () => {
     const all = await stack.http('GET', `/v1/interactions?runId=${runId}&status=all`);
     expect(prompts(all.body.interactions)).toEqual(['First?', 'Second?', 'Third?']);
     expect(all.body.interactions.map((i: any) => i.status)).toEqual(['answered', 'answered', 'open']);
+    expect(all.body.next).toBeNull();
+    // One at a time, `next` goes back to older ones.
+    const older: string[] = [];
+    let after: string | null = null;
+    do {
+      const page: { body: any } = await stack.http('GET', `/v1/interactions?runId=${runId}&status=all&limit=1${after === null ? '' : `&after=${after}`}`);
+      older.push(...prompts(page.body.interactions));
+      after = page.body.next;
+    } while (after !== null && older.length < 10);
+    expect(older).toEqual(['Third?', 'Second?', 'First?']);
 
     // Another member lists nothing of it, and the gateway does not even read its log for them.
     const store = stack.gateway!.get(ParleyStore, { strict: false });
     const reads = jest.spyOn(store.interactions, 'listForRun');
     try {
       const bob = stack.token({ sub: 'bob', role: 'member' });
-      expect((await stack.http('GET', `/v1/interactions?runId=${runId}&status=all`, undefined, bob)).body).toEqual({ interactions: [] });
+      expect((await stack.http('GET', `/v1/interactions?runId=${runId}&status=all`, undefined, bob)).body).toEqual({ interactions: [], next: null });
       expect(reads).not.toHaveBeenCalled();
     } finally {
       reads.mockRestore();

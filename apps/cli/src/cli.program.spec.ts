@@ -743,6 +743,12 @@ describe('parley CLI (against a fake gateway)', () => {
       const byRun = cli('approvals', '--run', run.id, '--agent', 'echo', '--limit', '1', '--json');
       expect(await byRun.exit).toBe(0);
       expect((JSON.parse(byRun.out) as Interaction[]).map((i) => i.id)).toEqual([early.id]);
+      // More than a page: stdout holds the page, stderr says how to get the next.
+      expect(byRun.err).toBe(`more: parley approvals --after ${early.id} (with the same filters)\n`);
+      const nextPage = cli('approvals', '--run', run.id, '--limit', '1', '--after', early.id, '--json');
+      expect(await nextPage.exit).toBe(0);
+      expect((JSON.parse(nextPage.out) as Interaction[]).map((i) => i.id)).toEqual([late.id]);
+      expect(nextPage.err).toBe('');
       const none = cli('approvals', '--agent', 'other');
       expect(await none.exit).toBe(0);
       expect(none.out).toBe('no open approvals\n');

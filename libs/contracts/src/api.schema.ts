@@ -88,11 +88,21 @@ export const ListRunsQuerySchema = z.strictObject({
   after: RunsCursorSchema.optional(),
 });
 
-export const ListInteractionsQuerySchema = z.strictObject({
-  status: z.enum(['open', 'all']).default('open'),
-  runId: EntityIdSchema.optional(),
-  limit: queryInt(1, 500).default(100),
-});
+/** Where a listing of open interactions or approvals goes on from: the `next` of the page before (`<index score>.<interaction id>`). */
+const OPEN_CURSOR = /^\d{1,17}\.[A-Za-z0-9_-]{1,64}$/;
+/** Where a listing of a run's interactions goes on from: the `next` of the page before (a position in the run's log, going back). */
+const RUN_CURSOR = /^\d{1,9}$/;
+const PREVIOUS_PAGE = 'must be the "next" of a previous page of this listing';
+
+export const ListInteractionsQuerySchema = z
+  .strictObject({
+    status: z.enum(['open', 'all']).default('open'),
+    runId: EntityIdSchema.optional(),
+    limit: queryInt(1, 500).default(100),
+    after: z.string().optional(),
+  })
+  .refine((query) => query.after === undefined || (query.runId === undefined ? OPEN_CURSOR : RUN_CURSOR).test(query.after), { path: ['after'], message: PREVIOUS_PAGE });
+export type ListInteractionsQuery = z.infer<typeof ListInteractionsQuerySchema>;
 
 export const EventsQuerySchema = z.strictObject({
   since: queryInt(0).default(0),
@@ -104,6 +114,7 @@ export const ListApprovalsQuerySchema = z.strictObject({
   tool: z.string().min(1).max(64).optional(),
   runId: EntityIdSchema.optional(),
   limit: queryInt(1, 500).default(100),
+  after: z.string().regex(OPEN_CURSOR, PREVIOUS_PAGE).optional(),
 });
 export type ListApprovalsQuery = z.infer<typeof ListApprovalsQuerySchema>;
 

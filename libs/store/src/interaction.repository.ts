@@ -1,6 +1,7 @@
 import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, Outcome } from '@parley/contracts';
+import { toInteraction } from './interaction.hash';
+import { listForRun, listIndexed, type InteractionListing, type InteractionPage } from './interaction.listing';
 import type { StoreContext } from './store.context';
-import { isoOf } from './stored-time';
 
 export type ResolveResult =
   | { status: 'resolved'; interaction: Interaction; wake: number | null }
@@ -35,11 +36,6 @@ export function interactionFor(request: InteractionRequest, now: Date): Interact
     deadline: request.timeoutSecs > 0 ? new Date(Date.parse(request.requestedAt) + request.timeoutSecs * 1000).toISOString() : null,
   };
 }
-
-/** Entries a filtered listing looks at, at most (of an index of open interactions, or of a run's log). */
-export const LISTING_SCAN_LIMIT = 10_000;
-/** Log entries read at a time when listing a run's interactions. */
-const LOG_PAGE = 500;
 
 export class InteractionRepository {
   constructor(private readonly ctx: StoreContext) {}
@@ -131,121 +127,18 @@ export class InteractionRepository {
     }
   }
 
-  /**
-   * Open approvals of a tenant, oldest deadline first, kept when `keep` says so (see {@link listIndexed}).
-   */
-  listOpenApprovals(tenant: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
-    return this.listIndexed(tenant, this.ctx.keys.openApprovals(tenant), (key) => key.slice(key.lastIndexOf(':') + 1), keep, limit);
+  /** Open approvals of a tenant, oldest deadline first (none last, oldest first). */
+  listOpenApprovals(tenant: string, listing: InteractionListing): Promise<InteractionPage> {
+    const key = (id: string) => this.ctx.keys.interaction(tenant, id);
+    return listIndexed(this.ctx, tenant, { key: this.ctx.keys.openApprovals(tenant), idOf: (member) => member.slice(member.lastIndexOf(':') + 1), memberOf: key }, listing);
   }
 
-  /** Open interactions of a tenant, soonest deadline first (none last, oldest first), kept when `keep` says so. */
-  listOpen(tenant: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
-    return this.listIndexed(tenant, this.ctx.keys.openInteractions(tenant), (id) => id, keep, limit);
+  /** Open interactions of a tenant, soonest deadline first (none last, oldest first). */
+  listOpen(tenant: string, listing: InteractionListing): Promise<InteractionPage> {
+    return listIndexed(this.ctx, tenant, { key: this.ctx.keys.openInteractions(tenant), idOf: (id) => id, memberOf: (id) => id }, listing);
   }
 
-  /**
-   * Reads an index of open interactions in pages until `limit` are kept, so a filter (a member's own,
-   * an agent) never shortens a page it could have filled. It looks at the first
-   * {@link LISTING_SCAN_LIMIT} entries at most: a member of a tenant with more open interactions
-   * than that may not find theirs past them.
-   */
-  private async listIndexed(tenant: string, index: string, idOf: (member: string) => string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
-    const found: Interaction[] = [];
-    const page = Math.max(limit, 100);
-    for (let start = 0; found.length < limit && start < LISTING_SCAN_LIMIT; start += page) {
-      const members = await this.ctx.redis.zrange(index, String(start), String(Math.min(start + page, LISTING_SCAN_LIMIT) - 1));
-      if (members.length === 0) {
-        break;
-      }
-      found.push(...(await this.load(tenant, members.map(idOf))).filter((interaction) => interaction.status === 'open' && keep(interaction)));
-    }
-    return found.slice(0, limit);
+  listForRun(tenant: string, runId: string, listing: InteractionListing): Promise<InteractionPage> {
+    return listForRun(this.ctx, tenant, runId, listing);
   }
-
-  /**
-   * The run's latest `limit` interactions kept by `keep`, in the order they were asked. The run's log
-   * names each one (a question or checkpoint entry), so no index is kept: it is read newest first, a
-   * page at a time, until `limit` are kept, over its last {@link LISTING_SCAN_LIMIT} entries at most.
-   */
-  async listForRun(tenant: string, runId: string, keep: (interaction: Interaction) => boolean, limit: number): Promise<Interaction[]> {
-    const found: Interaction[] = [];
-    const logKey = this.ctx.keys.runLog(tenant, runId);
-    // From the end as it stands now: the log only grows, so entries appended meanwhile shift nothing.
-    const length = await this.ctx.redis.llen(logKey);
-    const oldest = Math.max(0, length - LISTING_SCAN_LIMIT);
-    for (let end = length - 1; found.length < limit && end >= oldest; end -= LOG_PAGE) {
-      const lines = await this.ctx.redis.lrange(logKey, Math.max(oldest, end - LOG_PAGE + 1), end);
-      const ids: string[] = [];
-      for (const line of lines.reverse()) {
-        const entry = JSON.parse(line) as LogEntry;
-        // An automatic checkpoint has an entry but no interaction: load() leaves it out.
-        if (entry.type === 'question' || entry.type === 'checkpoint') {
-          ids.push(entry.interactionId);
-        }
-      }
-      found.push(...(await this.load(tenant, ids)).filter(keep));
-    }
-    return found.slice(0, limit).reverse();
-  }
-
-  private async load(tenant: string, ids: string[]): Promise<Interaction[]> {
-    if (ids.length === 0) {
-      return [];
-    }
-    const pipeline = this.ctx.redis.pipeline();
-    ids.forEach((id) => pipeline.hgetall(this.ctx.keys.interaction(tenant, id)));
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.flatMap(([, hash], i) => {
-      const fields = hash as Record<string, string>;
-      return fields.runId ? [toInteraction(tenant, ids[i], fields)] : [];
-    });
-  }
-}
-
-/**
- * An interaction is kept as a flat hash of short fields (the prompt as JSON), so that Redis keeps a
- * short question as a compact listpack; one value over 64 bytes makes it a larger hashtable.
- */
-export function interactionFields(interaction: Interaction): string[] {
-  return [
-    'runId',
-    interaction.runId,
-    'owner',
-    interaction.owner,
-    'agent',
-    interaction.agent,
-    'waitReason',
-    interaction.waitReason,
-    'kind',
-    interaction.prompt.kind,
-    'prompt',
-    JSON.stringify(interaction.prompt),
-    ...(interaction.checkpoint ? ['checkpoint', JSON.stringify(interaction.checkpoint)] : []),
-    'createdAt',
-    String(Date.parse(interaction.createdAt)),
-    ...(interaction.deadline ? ['deadline', String(Date.parse(interaction.deadline))] : []),
-    'status',
-    interaction.status,
-  ];
-}
-
-function toInteraction(tenant: string, id: string, h: Record<string, string>): Interaction {
-  const claimUntil = Number(h.claimUntil ?? 0);
-  return {
-    ...(h.claimSubject && claimUntil > Date.now() ? { claim: { subject: h.claimSubject, until: new Date(claimUntil).toISOString() } } : {}),
-    id,
-    tenant,
-    runId: h.runId,
-    owner: h.owner,
-    agent: h.agent,
-    waitReason: h.waitReason as Interaction['waitReason'],
-    prompt: JSON.parse(h.prompt) as Interaction['prompt'],
-    ...(h.checkpoint ? { checkpoint: JSON.parse(h.checkpoint) as NonNullable<Interaction['checkpoint']> } : {}),
-    status: h.status as Interaction['status'],
-    createdAt: isoOf(h.createdAt),
-    deadline: h.deadline ? isoOf(h.deadline) : null,
-    ...(h.resolvedAt ? { resolvedAt: isoOf(h.resolvedAt) } : {}),
-    ...(h.resolvedBy ? { resolvedBy: JSON.parse(h.resolvedBy) as Actor } : {}),
-    ...(h.answer ? { answer: JSON.parse(h.answer) as Answer } : {}),
-  };
 }

@@ -1,5 +1,5 @@
 import type { Run, RunStatus } from '@parley/contracts';
-import { LISTING_SCAN_LIMIT } from './interaction.repository';
+import { LISTING_SCAN_LIMIT } from './interaction.listing';
 import { toRun } from './run.hash';
 import type { StoreContext } from './store.context';
 

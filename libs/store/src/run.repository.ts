@@ -1,5 +1,6 @@
 import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, WaitReason } from '@parley/contracts';
-import { NO_DEADLINE_SCORE, interactionFields, interactionFor } from './interaction.repository';
+import { interactionFields } from './interaction.hash';
+import { NO_DEADLINE_SCORE, interactionFor } from './interaction.repository';
 import { listRuns, type RunListFilter, type RunPage } from './run.listing';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
@@ -224,6 +225,8 @@ export class RunRepository {
     const runKey = k.run(lease.tenant, lease.runId);
     const interaction = open ? interactionFor(open, now) : null;
     const deadlineMs = interaction?.deadline ? Date.parse(interaction.deadline) : null;
+    // Without a deadline: after every deadline, oldest first (few equal scores keep a listing's page boundaries cheap).
+    const noDeadlineScore = String(NO_DEADLINE_SCORE + now.getTime());
     const reply = (await this.ctx.scripts.run(
       'park',
       [
@@ -241,10 +244,10 @@ export class RunRepository {
         waitReason,
         pendingId,
         interaction ? JSON.stringify({ interaction }) : '',
-        interaction?.waitReason === 'approval' ? String(deadlineMs ?? NO_DEADLINE_SCORE) : '',
+        interaction?.waitReason === 'approval' ? (deadlineMs === null ? noDeadlineScore : String(deadlineMs)) : '',
         interaction?.prompt.kind ?? '',
         deadlineMs === null ? '' : String(deadlineMs),
-        String(NO_DEADLINE_SCORE + now.getTime()),
+        noDeadlineScore,
         entries.length,
         events.length,
         ...entries.map((entry) => JSON.stringify(entry)),

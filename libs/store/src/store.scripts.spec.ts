@@ -1025,7 +1025,7 @@ describe('cancel', () => {
     expect(cancelled?.pendingInteractionId).toBeUndefined();
     expect(cancelled?.waitReason).toBeUndefined();
     expect(await store.interactions.get(TENANT, interaction.id)).toMatchObject({ status: 'cancelled', resolvedBy: BOB, resolvedAt: expect.any(String) });
-    expect(await store.interactions.listOpen(TENANT, () => true, 100)).toEqual([]);
+    expect(await store.interactions.listOpen(TENANT, { keep: () => true, limit: 100 })).toEqual({ interactions: [], next: null });
 
     const log = await store.runs.readLog(TENANT, run.runId);
     expect(log).toHaveLength(logLength + 1);
@@ -1151,10 +1151,10 @@ describe('approvals', () => {
     const never = await approvalRun(store, 0);
     const soon = await approvalRun(store, 60);
     const question = await waitingRun(store);
-    const ids = async () => (await store.interactions.listOpenApprovals(TENANT, () => true, 10)).map((i) => i.id);
+    const ids = async () => (await store.interactions.listOpenApprovals(TENANT, { keep: () => true, limit: 10 })).interactions.map((i) => i.id);
     expect(await ids()).toEqual([soon.interaction.id, late.interaction.id, never.interaction.id]);
-    expect((await store.interactions.listOpenApprovals(TENANT, () => true, 10)).map((i) => i.id)).not.toContain(question.interaction.id);
-    expect(await store.interactions.listOpenApprovals(TENANT, (i) => i.id === never.interaction.id, 1)).toHaveLength(1);
+    expect(await ids()).not.toContain(question.interaction.id);
+    expect((await store.interactions.listOpenApprovals(TENANT, { keep: (i) => i.id === never.interaction.id, limit: 1 })).interactions).toHaveLength(1);
 
     await store.interactions.resolve({ interaction: soon.interaction, outcome: 'answered', answer: ALLOW_RUN, by: ALICE });
     expect(await store.runs.cancel(late.run, BOB, { id: late.interaction.id, waitReason: 'approval' })).toEqual({ status: 'cancelled', parentWake: null });

@@ -51,7 +51,7 @@ describe('ApiClient', () => {
       }
       return json(200, call.url.includes('/claim') ? { interaction: answered } : { approvals: [answered] });
     });
-    await expect(api.listApprovals({ agent: 'echo', tool: 'shell', runId: 'r1' })).resolves.toHaveLength(1);
+    expect((await api.listApprovals({ agent: 'echo', tool: 'shell', runId: 'r1' })).approvals).toHaveLength(1);
     await api.claimApproval('i1');
     await api.releaseApproval('i1');
     await expect(api.safeCommands('echo')).resolves.toEqual({

@@ -50,7 +50,8 @@ const EventsReply = z.object({ events: z.array(RawEventSchema), truncated: z.boo
 const LogReply = z.object({ entries: z.array(LogEntrySchema) });
 const InteractionsReply = z.object({ interactions: z.array(InteractionSchema) });
 const InteractionReply = z.object({ interaction: InteractionSchema });
-const ApprovalsReply = z.object({ approvals: z.array(InteractionSchema) });
+// `next` is absent from a gateway older than paged approvals: its listing is one page.
+const ApprovalsReply = z.object({ approvals: z.array(InteractionSchema), next: z.string().nullable().default(null) });
 const AuditReply = z.object({ entries: z.array(AuditEntrySchema) });
 const MessageReply = z.object({ messageId: z.string(), pending: z.int().min(0) });
 const SchedulesReply = z.object({ schedules: z.array(ScheduleInfoSchema) });
@@ -64,7 +65,7 @@ export type StartRunOptions = Partial<Pick<StartRunBody, 'unattended' | 'trigger
 /** A message queued for a run: it reaches the model between inference calls (`pending` counts the queue). */
 export type QueuedMessage = z.infer<typeof MessageReply>;
 
-export type ApprovalsQuery = { agent?: string; tool?: string; runId?: string; limit?: number };
+export type ApprovalsQuery = { agent?: string; tool?: string; runId?: string; limit?: number; after?: string };
 
 type Query = Record<string, string | number | undefined>;
 
@@ -183,9 +184,9 @@ export class ApiClient {
     }
   }
 
-  /** Open tool approvals the caller may see, oldest deadline first. */
-  async listApprovals(query: ApprovalsQuery = {}): Promise<Interaction[]> {
-    return (await this.request('GET', '/v1/approvals', ApprovalsReply, { query })).approvals;
+  /** A page of the open tool approvals the caller may see, oldest deadline first; `next` is where the following page starts. */
+  async listApprovals(query: ApprovalsQuery = {}): Promise<{ approvals: Interaction[]; next: string | null }> {
+    return this.request('GET', '/v1/approvals', ApprovalsReply, { query });
   }
 
   /** Admins only: take an open approval so only the caller may answer it for a while (409 when someone else holds it). */

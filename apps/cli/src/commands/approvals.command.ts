@@ -10,6 +10,7 @@ interface ApprovalsOptions {
   tool?: string;
   run?: string;
   limit?: number;
+  after?: string;
   claim?: string;
   release?: string;
 }
@@ -19,6 +20,7 @@ const LISTING_FILTERS = [
   ['tool', '--tool'],
   ['run', '--run'],
   ['limit', '--limit'],
+  ['after', '--after'],
 ] as const;
 
 export function registerApprovalsCommand(program: Command, action: ActionFactory): void {
@@ -29,6 +31,7 @@ export function registerApprovalsCommand(program: Command, action: ActionFactory
     .option('--tool <tool>', 'only approvals of calls to this tool')
     .option('--run <runId>', 'only approvals of this run')
     .option('--limit <n>', 'at most this many approvals (1-500)', parseIntOption(1, 500))
+    .option('--after <cursor>', 'the page after the one that printed this cursor')
     .option('--claim <id>', 'take an open approval so only you may answer it for a while (admins)')
     .option('--release <id>', 'give up your claim on an approval')
     .addHelpText(
@@ -85,13 +88,17 @@ export function registerApprovalsCommand(program: Command, action: ActionFactory
 }
 
 async function listApprovals(ctx: CliContext, options: ApprovalsOptions): Promise<number> {
-  const approvals = await ctx.api().listApprovals({ agent: options.agent, tool: options.tool, runId: options.run, limit: options.limit });
+  const { approvals, next } = await ctx.api().listApprovals({ agent: options.agent, tool: options.tool, runId: options.run, limit: options.limit, after: options.after });
   if (ctx.json) {
     ctx.printJson(approvals);
   } else if (approvals.length === 0) {
     ctx.line('no open approvals');
   } else {
     ctx.write(formatApprovalsTable(approvals, new Date()));
+  }
+  if (next !== null) {
+    // On stderr, so that --json output stays one array.
+    ctx.warn(`more: parley approvals --after ${next} (with the same filters)`);
   }
   return EXIT.ok;
 }

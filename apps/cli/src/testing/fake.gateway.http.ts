@@ -70,7 +70,7 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
           this.mustGetRun(id);
           return reply(200, { entries: this.audits.get(id) ?? [] });
         case 'GET v1/approvals':
-          return reply(200, { approvals: this.openApprovals(query) });
+          return reply(200, this.openApprovals(query));
         case 'GET v1/approvals/:id':
           if (id !== 'safe-commands') {
             break;
@@ -110,10 +110,11 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
     }
   }
 
-  private openApprovals(query: URLSearchParams): Interaction[] {
-    const [agent, tool, runId] = ['agent', 'tool', 'runId'].map((key) => query.get(key));
+  /** Its cursor is the id of the last approval given (the gateway's also names a position in its index). */
+  private openApprovals(query: URLSearchParams): { approvals: Interaction[]; next: string | null } {
+    const [agent, tool, runId, after] = ['agent', 'tool', 'runId', 'after'].map((key) => query.get(key));
     const limit = Number(query.get('limit') ?? 100);
-    return [...this.interactions.values()]
+    const queue = [...this.interactions.values()]
       .filter(
         (interaction) =>
           interaction.status === 'open' &&
@@ -122,8 +123,10 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
           (tool === null || interaction.prompt.tool === tool) &&
           (runId === null || interaction.runId === runId),
       )
-      .sort((a, b) => deadlineOrder(a.deadline) - deadlineOrder(b.deadline))
-      .slice(0, limit);
+      .sort((a, b) => deadlineOrder(a.deadline) - deadlineOrder(b.deadline));
+    const from = after === null ? 0 : queue.findIndex((interaction) => interaction.id === after) + 1;
+    const approvals = queue.slice(from, from + limit);
+    return { approvals, next: from + limit < queue.length ? approvals[approvals.length - 1].id : null };
   }
 
   private safeCommandsFor(agent: string | undefined): { agent: string | null; safeCommands: SafeCommand[] } {

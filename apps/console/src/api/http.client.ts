@@ -70,8 +70,9 @@ export class HttpClient {
     return this.request('POST', `/v1/interactions/${encodeURIComponent(interactionId)}/answer`, body);
   }
 
-  approvals(filter: ApprovalFilter): Promise<{ approvals: Interaction[] }> {
-    const query = new URLSearchParams();
+  /** The first 500 of the queue (the most a page holds); `next` is non-null when more wait past them. */
+  approvals(filter: ApprovalFilter): Promise<{ approvals: Interaction[]; next: string | null }> {
+    const query = new URLSearchParams({ limit: '500' });
     for (const [key, value] of Object.entries(filter)) {
       if (typeof value === 'string' && value.trim() !== '') {
         query.set(key, value.trim());

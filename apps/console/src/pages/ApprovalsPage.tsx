@@ -26,7 +26,7 @@ export function ApprovalsPage() {
   const { http, session } = useApp();
   const [draft, setDraft] = useState<ApprovalFilter>({});
   const [filter, setFilter] = useState<ApprovalFilter>({});
-  const list = useLiveData(async () => (await http.approvals(filter)).approvals, isApprovalEvent, [filter.agent, filter.tool, filter.runId]);
+  const list = useLiveData(() => http.approvals(filter), isApprovalEvent, [filter.agent, filter.tool, filter.runId]);
   const [gone, setGone] = useState<Map<string, Gone>>(new Map());
   const shown = useRef<Map<string, Interaction>>(new Map());
   /** Resolved cards never come back from a list that was loaded before the resolution. */
@@ -35,7 +35,7 @@ export function ApprovalsPage() {
   const now = useNow();
 
   useEffect(() => () => timers.current.forEach((timer) => window.clearTimeout(timer)), []);
-  for (const card of list.data ?? []) {
+  for (const card of list.data?.approvals ?? []) {
     if (!settled.current.has(card.id)) {
       shown.current.set(card.id, card);
     }
@@ -66,7 +66,7 @@ export function ApprovalsPage() {
     );
   }, []);
 
-  const unique = [...(list.data ?? []).filter((card) => !settled.current.has(card.id)), ...[...gone.values()].map((g) => g.card)].sort(byDeadline);
+  const unique = [...(list.data?.approvals ?? []).filter((card) => !settled.current.has(card.id)), ...[...gone.values()].map((g) => g.card)].sort(byDeadline);
 
   return (
     <section class="page approvals-page">
@@ -107,6 +107,11 @@ export function ApprovalsPage() {
         </div>
       </form>
       <FormError message={list.error ? describeError(list.error) : undefined} />
+      {list.data?.next ? (
+        <p class="muted" data-testid="approvals-more">
+          More approvals wait past these {list.data.approvals.length}: narrow the queue with the filters.
+        </p>
+      ) : null}
       {!list.data ? (
         <p class="muted">Loading…</p>
       ) : unique.length === 0 ? (

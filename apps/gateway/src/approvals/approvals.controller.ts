@@ -6,7 +6,7 @@ import { User } from '../auth/user.decorator';
 import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
 import { Roles } from '../auth/roles';
-import { InteractionsService } from '../interactions/interactions.service';
+import { InteractionsService, type ApprovalPage } from '../interactions/interactions.service';
 
 /** The approval queue: open tool approvals, claims, and the safe commands that skip approval. */
 @Controller('v1/approvals')
@@ -17,8 +17,8 @@ export class ApprovalsController {
   ) {}
 
   @Get()
-  async list(@User() user: TokenClaims, @Query() query: unknown): Promise<{ approvals: Interaction[] }> {
-    return { approvals: await this.interactions.listApprovals(user, parseQuery(ListApprovalsQuerySchema, query)) };
+  list(@User() user: TokenClaims, @Query() query: unknown): Promise<ApprovalPage> {
+    return this.interactions.listApprovals(user, parseQuery(ListApprovalsQuerySchema, query));
   }
 
   /** What is in effect, for every agent or for one, and where each entry came from. */

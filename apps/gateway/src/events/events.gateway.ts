@@ -34,7 +34,7 @@ import { metrics, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyStore, SOCKET_REFRESH_MS } from '@parley/store';
 import { AuthService, bearerToken } from '../auth/auth.service';
 import { toErrorReply } from '../http/error.filter';
-import { InteractionsService, requireClaimer } from '../interactions/interactions.service';
+import { InteractionsService, requireClaimer, type ApprovalPage } from '../interactions/interactions.service';
 import { RunsService } from '../runs/runs.service';
 import { EventFeed } from './event.feed';
 import { closeAt, socketEndsAt } from './socket.expiry';
@@ -311,10 +311,10 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   }
 
   @SubscribeMessage(SOCKET.approvals)
-  async approvals(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ approvals: Interaction[] }>> {
+  async approvals(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<ApprovalPage>> {
     return this.reply('approvals', async () => {
       const filter = parseOrThrow(ApprovalsMessageSchema, body ?? {}, 'approvals message');
-      return { approvals: await this.interactions.listApprovals(data(socket).user, filter) };
+      return this.interactions.listApprovals(data(socket).user, filter);
     });
   }
 

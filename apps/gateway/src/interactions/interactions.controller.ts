@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { AnswerBodySchema, EntityIdSchema, ListInteractionsQuerySchema, parseAnswerBody, type Interaction, type TokenClaims } from '@parley/contracts';
+import type { InteractionPage } from '@parley/store';
 import { User } from '../auth/user.decorator';
 import { parsePathParam } from '../http/path-params';
 import { parseQuery } from '../http/zod-query';
@@ -10,8 +11,8 @@ export class InteractionsController {
   constructor(private readonly interactions: InteractionsService) {}
 
   @Get()
-  async list(@User() user: TokenClaims, @Query() query: unknown): Promise<{ interactions: Interaction[] }> {
-    return { interactions: await this.interactions.list(user, parseQuery(ListInteractionsQuerySchema, query)) };
+  list(@User() user: TokenClaims, @Query() query: unknown): Promise<InteractionPage> {
+    return this.interactions.list(user, parseQuery(ListInteractionsQuerySchema, query));
   }
 
   @Get(':id')

@@ -10,14 +10,20 @@ import {
   type AnswerBody,
   type Interaction,
   type ListApprovalsQuery,
+  type ListInteractionsQuery,
   type TokenClaims,
 } from '@parley/contracts';
 import type { ParleyConfig } from '@parley/platform';
-import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore } from '@parley/store';
+import { InteractionResolver, PARLEY_CONFIG, ParleyQueues, ParleyStore, type InteractionPage } from '@parley/store';
 import { answerApproval } from '@parley/tools';
 import { AuthService } from '../auth/auth.service';
 import { requireRole } from '../auth/roles';
 import { OpenInteractionCache } from './open-interaction.cache';
+
+export interface ApprovalPage {
+  approvals: Interaction[];
+  next: string | null;
+}
 
 @Injectable()
 export class InteractionsService {
@@ -44,29 +50,32 @@ export class InteractionsService {
     return interaction;
   }
 
-  async list(user: TokenClaims, filter: { status: 'open' | 'all'; runId?: string; limit: number }): Promise<Interaction[]> {
+  async list(user: TokenClaims, filter: ListInteractionsQuery): Promise<InteractionPage> {
+    const { limit, after } = filter;
     if (!filter.runId) {
-      return this.store.interactions.listOpen(user.tenant, (i) => this.auth.canSee(user, i), filter.limit);
+      return this.store.interactions.listOpen(user.tenant, { keep: (i) => this.auth.canSee(user, i), limit, after });
     }
     // A run the caller cannot see is not read at all (its log can be long), and lists nothing, like a missing one.
     const run = await this.store.runs.get(user.tenant, filter.runId);
     if (!run || !this.auth.canSee(user, run)) {
-      return [];
+      return { interactions: [], next: null };
     }
-    return this.store.interactions.listForRun(user.tenant, filter.runId, (i) => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open'), filter.limit);
+    const keep = (i: Interaction): boolean => this.auth.canSee(user, i) && (filter.status === 'all' || i.status === 'open');
+    return this.store.interactions.listForRun(user.tenant, filter.runId, { keep, limit, after });
   }
 
   /** The approval queue: open approvals the caller may see (admins: the whole tenant), oldest deadline first. */
-  listApprovals(user: TokenClaims, filter: ListApprovalsQuery): Promise<Interaction[]> {
-    return this.store.interactions.listOpenApprovals(
-      user.tenant,
-      (i) =>
+  async listApprovals(user: TokenClaims, filter: ListApprovalsQuery): Promise<ApprovalPage> {
+    const { interactions, next } = await this.store.interactions.listOpenApprovals(user.tenant, {
+      keep: (i) =>
         this.auth.canSee(user, i) &&
         (filter.agent === undefined || i.agent === filter.agent) &&
         (filter.runId === undefined || i.runId === filter.runId) &&
         (filter.tool === undefined || (i.prompt.kind === 'tool_approval' && i.prompt.tool === filter.tool)),
-      filter.limit,
-    );
+      limit: filter.limit,
+      after: filter.after,
+    });
+    return { approvals: interactions, next };
   }
 
   /**

@@ -4,7 +4,7 @@
 -- `interaction.opened` emitted), unless an earlier pass over the same question opened it already.
 -- KEYS[1..3] emit prologue  KEYS[4] run hash  KEYS[5] run inbox  KEYS[6] interaction hash (the run hash
 -- when nothing is opened)  KEYS[7] tenant open-interaction index (zset of ids by deadline; none = after
--- every deadline, by open time)  KEYS[8] tenant open-approval index (zset of keys by deadline)  KEYS[9] run log
+-- every deadline, by open time)  KEYS[8] tenant open-approval index (zset of keys by deadline, scored as KEYS[7])  KEYS[9] run log
 -- ARGV[1..7] emit prologue  ARGV[8] lease token  ARGV[9] wait reason  ARGV[10] pending id (interaction or child run)
 -- ARGV[11] interaction.opened data JSON ('' = nothing to open)  ARGV[12] approval index score (epoch ms;
 -- '' = not an approval)  ARGV[13] prompt kind  ARGV[14] deadline (epoch ms; '' = none)  ARGV[15] open index
