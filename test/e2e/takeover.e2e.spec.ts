@@ -35,7 +35,8 @@ describe('worker takeover across processes (default lease)', () => {
   beforeAll(async () => {
     tool = await HeldRequestServer.start();
     const poster = slowAgent(tool.host, 'poster', { method: 'POST', body: '{"order":42}', headers: { 'content-type': 'application/json' } });
-    h = await Harness.start({ name: 'takeover', gateways: 1, workers: 3, interactionServices: 1, agents: [slowAgent(tool.host), poster] });
+    // At debug, a worker that lost its run also shows BullMQ's repeats of it, which a test waits for.
+    h = await Harness.start({ name: 'takeover', gateways: 1, workers: 3, interactionServices: 1, agents: [slowAgent(tool.host), poster], logLevel: 'debug' });
   });
 
   afterAll(async () => {
@@ -173,5 +174,26 @@ describe('worker takeover across processes (default lease)', () => {
       expectEachStepOnce(log, first.idempotencyKey, 'result for the new worker');
       expect(old.running).toBe(true);
       expect(h.unexpectedExits()).toEqual([]);
+    }));
+
+  it('a paused worker that lost its run says so once, at warn: a takeover pages no one', () =>
+    h.diagnose(async () => {
+      const { runId, first, holder } = await runInMidStep();
+      const old = h.workerById(holder);
+      const mark = old.lineMark;
+      old.pause();
+      const again = await tool.next(first.n, 30_000);
+      again.respond(200, 'result for the new worker');
+      await waitFor(async () => (await h.runHash(runId)).status === 'waiting', { message: `run ${runId} to park under the worker that took it over` });
+
+      first.respond(200, 'result for the old worker');
+      old.resume();
+      // BullMQ's last word on the lost job: the retry its refused completion asks for, refused too.
+      await old.waitForLine((line) => line.includes(runId) && line.includes('moveToDelayed'), { after: mark });
+      const logged = old.jsonLines(mark);
+      expect(logged.filter((line) => (line.level as number) >= 50)).toEqual([]);
+      expect(logged.filter((line) => line.level === 40 && line.runId === runId && line.jobId !== undefined)).toEqual([
+        expect.objectContaining({ tenant: h.tenant, runId, msg: 'run taken over by another worker: this worker lost its job lock', jobId: expect.stringContaining(runId) }),
+      ]);
     }));
 });

@@ -54,3 +54,14 @@ export const jobIds = {
   deadlineTimer: (tenant: string, dueMs: number) => `dl.${tenant}.${dueMs}`,
   scheduler: (agent: string, schedule: string) => `sched.${agent}.${schedule}`,
 };
+
+/** The run a {@link jobIds.run} id names; undefined for any other job id. */
+export function runOfJobId(jobId: string): Pick<RunJob, 'tenant' | 'runId' | 'wake'> | undefined {
+  // Tenant and run ids have no dots (ids.schema), so the parts split cleanly.
+  const [kind, tenant, runId, wake, ...rest] = jobId.split('.');
+  if (kind !== 'run' || rest.length > 0 || !/^\d+$/.test(wake ?? '')) {
+    return undefined;
+  }
+  const parsed = RunJobSchema.safeParse({ tenant, runId, wake: Number(wake) });
+  return parsed.success ? parsed.data : undefined;
+}

@@ -1,6 +1,7 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platform';
+import { LostLocks, lostLockJobId } from './lost-lock';
 
 /** A BullMQ worker with its own blocking connection, closed with it. */
 export class QueueWorker<T> {
@@ -100,6 +101,7 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
   protected readonly logger = new Logger(this.constructor.name);
   private queueWorker?: QueueWorker<T>;
   private closeBy?: number;
+  private readonly lostLocks = new LostLocks();
 
   protected constructor(
     readonly queueName: string,
@@ -115,8 +117,29 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
   onApplicationBootstrap(): void {
     const options = { ...takeoverOptions(this.config.leaseMs), ...this.options };
     this.queueWorker = new QueueWorker<T>(this.config, this.queueName, (job, token) => this.process(job, token), options);
-    this.queueWorker.worker.on('error', (error) => this.logger.error(`worker error: ${error.message}`));
+    this.queueWorker.worker.on('error', (error) => this.onWorkerError(error));
     this.watch(this.queueWorker.worker);
+  }
+
+  /** The log line of a job another worker took over from this one (its `jobId` and `err` are added). */
+  protected lostJobLine(_jobId: string): { msg: string } & Record<string, unknown> {
+    return { msg: `${this.queueName} job taken over by another worker: this worker lost its lock` };
+  }
+
+  private onWorkerError(error: Error): void {
+    const jobId = lostLockJobId(error);
+    if (jobId === undefined) {
+      this.logger.error(`worker error: ${error.message}`);
+      return;
+    }
+    // A takeover, not a fault: the lease fenced this worker off. BullMQ reports it several times
+    // per job (each failed renewal, each failed move of the job), so it is one warning, the rest debug.
+    const line = { ...this.lostJobLine(jobId), jobId, err: error.message };
+    if (this.lostLocks.isNew(jobId)) {
+      this.logger.warn(line);
+    } else {
+      this.logger.debug(line);
+    }
   }
 
   /** Resolves when the worker runs and its Redis connection is up; rejects saying why not. */

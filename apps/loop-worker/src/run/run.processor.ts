@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { AgentCatalog, TenantAgents } from '@parley/agents';
-import { QUEUES, RunJobSchema, parseOrThrow, type RunJob } from '@parley/contracts';
+import { QUEUES, RunJobSchema, parseOrThrow, runOfJobId, type RunJob } from '@parley/contracts';
 import { createModelAdapter } from '@parley/models';
 import { createLogger, type ParleyConfig } from '@parley/platform';
 import { AgentRepository, PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl } from '@parley/store';
@@ -56,6 +56,11 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     worker.on('failed', (job, error) => {
       this.onFailed(job, error).catch((failure: unknown) => this.logger.error(`could not mark a failed run as failed: ${String(failure)}`));
     });
+  }
+
+  protected override lostJobLine(jobId: string): { msg: string } & Record<string, unknown> {
+    const run = runOfJobId(jobId);
+    return { msg: 'run taken over by another worker: this worker lost its job lock', ...(run ? { tenant: run.tenant, runId: run.runId } : {}) };
   }
 
   async process(job: Job<RunJob>, token?: string): Promise<AdvanceOutcome> {
