@@ -85,7 +85,7 @@ export class RunsService {
           agent: definition.name,
           task: body.task,
           trigger: body.trigger,
-          unattended: body.unattended === true || isUnattendedTrigger(body.trigger),
+          unattended: isUnattended(body),
           ...(definition.stages[0] ? { stage: definition.stages[0].name } : {}),
           ...(agent.digest ? { agentDigest: agent.digest } : {}),
           ...(startKey ? { startKey } : {}),
@@ -129,7 +129,7 @@ export class RunsService {
       return null;
     }
     const asked = startedAs(user, body);
-    const differs = (['agent', 'task', 'owner', 'trigger'] as const).filter((field) => earlier[field] !== asked[field]);
+    const differs = (['agent', 'task', 'owner', 'trigger', 'unattended'] as const).filter((field) => earlier[field] !== asked[field]);
     if (differs.length > 0) {
       throw new ConflictError(`Idempotency-Key was used for another start (${differs.join(', ')} differ): use a new key for a new run`);
     }
@@ -268,6 +268,10 @@ export class RunsService {
 }
 
 /** What a start asks for, as its run records it. */
-function startedAs(user: TokenClaims, body: StartRunBody): Pick<Run, 'agent' | 'task' | 'owner' | 'trigger'> {
-  return { agent: body.agent, task: body.task, owner: body.onBehalfOf ?? user.sub, trigger: body.trigger };
+function startedAs(user: TokenClaims, body: StartRunBody): Pick<Run, 'agent' | 'task' | 'owner' | 'trigger' | 'unattended'> {
+  return { agent: body.agent, task: body.task, owner: body.onBehalfOf ?? user.sub, trigger: body.trigger, unattended: isUnattended(body) };
+}
+
+function isUnattended(body: StartRunBody): boolean {
+  return body.unattended === true || isUnattendedTrigger(body.trigger);
 }
