@@ -573,6 +573,18 @@ describe('parley CLI (against a fake gateway)', () => {
           agent: 'echo',
         },
       ]);
+      expect(json.err).toBe('');
+    });
+
+    it('says when more open interactions wait than one listing shows', async () => {
+      const interaction = await openOne(CHOICE);
+      for (let n = 0; n < 100; n++) {
+        gateway.ask(interaction.runId, { kind: 'free_text', prompt: `more ${n}` });
+      }
+      const json = cli('respond', '--json');
+      expect(await json.exit).toBe(0);
+      expect(JSON.parse(json.out)).toHaveLength(100);
+      expect(json.err).toBe('more open interactions wait past these 100 (soonest deadline first): answer some, or narrow with --run\n');
     });
 
     it('answers with a choice and prints the resolved interaction', async () => {

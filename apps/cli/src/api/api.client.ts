@@ -48,7 +48,7 @@ const RunDetailReply = z.object({ run: RunSchema, interaction: InteractionSchema
 // `truncated`: events after `since` were trimmed from the stream (gateways before 2026-11-30 do not say).
 const EventsReply = z.object({ events: z.array(RawEventSchema), truncated: z.boolean().default(false) });
 const LogReply = z.object({ entries: z.array(LogEntrySchema) });
-const InteractionsReply = z.object({ interactions: z.array(InteractionSchema) });
+const InteractionsReply = z.object({ interactions: z.array(InteractionSchema), next: z.string().nullable().default(null) });
 const InteractionReply = z.object({ interaction: InteractionSchema });
 // `next` is absent from a gateway older than paged approvals: its listing is one page.
 const ApprovalsReply = z.object({ approvals: z.array(InteractionSchema), next: z.string().nullable().default(null) });
@@ -152,8 +152,9 @@ export class ApiClient {
     return (await this.request('GET', '/v1/schedules', SchedulesReply)).schedules;
   }
 
-  async listInteractions(query: { status?: 'open' | 'all'; runId?: string } = {}): Promise<Interaction[]> {
-    return (await this.request('GET', '/v1/interactions', InteractionsReply, { query })).interactions;
+  /** A page of interactions; `next` (null at the end) is the `after` of the following page. */
+  async listInteractions(query: { status?: 'open' | 'all'; runId?: string; after?: string } = {}): Promise<{ interactions: Interaction[]; next: string | null }> {
+    return this.request('GET', '/v1/interactions', InteractionsReply, { query });
   }
 
   async getInteraction(interactionId: string): Promise<Interaction> {

@@ -80,13 +80,16 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
 }
 
 async function listOpen(ctx: CliContext, runId: string | undefined): Promise<number> {
-  const interactions = await ctx.api().listInteractions({ status: 'open', runId });
+  const { interactions, next } = await ctx.api().listInteractions({ status: 'open', runId });
   if (ctx.json) {
     ctx.printJson(interactions.map(summarizeInteraction));
   } else if (interactions.length === 0) {
     ctx.line('no open interactions');
   } else {
     ctx.write(formatInteractionsTable(interactions, new Date()));
+  }
+  if (next !== null) {
+    ctx.warn(`more open interactions wait past these ${interactions.length} (soonest deadline first): answer some, or narrow with --run`);
   }
   return EXIT.ok;
 }

@@ -92,10 +92,12 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
         case 'GET v1/interactions': {
           const all = query.get('status') === 'all';
           const runId = query.get('runId');
-          const interactions = [...this.interactions.values()].filter(
+          const found = [...this.interactions.values()].filter(
             (interaction) => (all || interaction.status === 'open') && (runId === null || interaction.runId === runId),
           );
-          return reply(200, { interactions });
+          // Its cursor is a count (the gateway's names a place in its queue).
+          const [from, limit] = [Number(query.get('after') ?? 0), Number(query.get('limit') ?? 100)];
+          return reply(200, { interactions: found.slice(from, from + limit), next: from + limit < found.length ? String(from + limit) : null });
         }
         case 'GET v1/interactions/:id':
           return reply(200, { interaction: this.mustGetInteraction(id) });
