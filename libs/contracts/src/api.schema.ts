@@ -79,8 +79,8 @@ export const AnswerBodySchema = z.strictObject({
 });
 export type AnswerBody = z.infer<typeof AnswerBodySchema>;
 
-/** Where a listing of runs goes on from: the `next` of the page before (`<created ms>.<runs of that ms passed>`). */
-export const RunsCursorSchema = z.string().regex(/^\d{1,16}\.\d{1,9}$/, 'must be the "next" of a previous page');
+/** Where a listing of runs goes on from: the `next` of the page before (`<created ms>[.<run id>]`, a place in the run index). */
+export const RunsCursorSchema = z.string().regex(/^\d{1,16}(\.[A-Za-z0-9_-]{1,64})?$/, 'must be the "next" of a previous page');
 
 export const ListRunsQuerySchema = z.strictObject({
   status: RunStatusSchema.optional(),
@@ -88,8 +88,8 @@ export const ListRunsQuerySchema = z.strictObject({
   after: RunsCursorSchema.optional(),
 });
 
-/** Where a listing of open interactions or approvals goes on from: the `next` of the page before (`<index score>.<interaction id>`). */
-const OPEN_CURSOR = /^\d{1,17}\.[A-Za-z0-9_-]{1,64}$/;
+/** Where a listing of open interactions or approvals goes on from: the `next` of the page before (`<index score>[.<interaction id>]`). */
+const OPEN_CURSOR = /^\d{1,17}(\.[A-Za-z0-9_-]{1,64})?$/;
 /** Where a listing of a run's interactions goes on from: the `next` of the page before (a position in the run's log, going back). */
 const RUN_CURSOR = /^\d{1,9}$/;
 const PREVIOUS_PAGE = 'must be the "next" of a previous page of this listing';

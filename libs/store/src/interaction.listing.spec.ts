@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Interaction } from '@parley/contracts';
 import { interactionFields } from './interaction.hash';
-import { LISTING_SCAN_LIMIT, type InteractionPage } from './interaction.listing';
+import type { InteractionPage } from './interaction.listing';
+import { LISTING_SCAN_LIMIT } from './index.position';
 import { NO_DEADLINE_SCORE } from './interaction.repository';
 import { ParleyStore } from './store';
 
@@ -113,13 +114,29 @@ describe('listing interactions in pages', () => {
     await open(entries);
     const bobs = (i: Interaction): boolean => i.owner === 'bob';
     const first = await openListing(2, bobs)(undefined);
-    // Past the scan limit of one call: what it found, and where it stopped.
+    // Past the scan limit of one call: what it found, and where it stopped, naming a score but no
+    // interaction (the last one looked at is not the caller's to see).
     expect(first.interactions.map((i) => i.id)).toEqual(['x000003']);
-    expect(first.next).toBe(`${1000 + LISTING_SCAN_LIMIT - 1}.x${String(LISTING_SCAN_LIMIT - 1).padStart(6, '0')}`);
+    expect(first.next).toBe(`${1000 + LISTING_SCAN_LIMIT - 1}`);
     const second = await openListing(2, bobs)(first.next ?? undefined);
     expect(second.interactions.map((i) => i.id)).toEqual([`x0${LISTING_SCAN_LIMIT + 2}`, `x0${LISTING_SCAN_LIMIT + 3}`]);
     const third = await openListing(2, bobs)(second.next ?? undefined);
     expect(third).toEqual({ interactions: [expect.objectContaining({ id: `x0${LISTING_SCAN_LIMIT + 4}` })], next: null });
+  });
+
+  it('at the scan limit, finishes the score it stopped in, so that `next` names a score and skips nothing of it', async () => {
+    // Twenty share the score the scan limit falls in; Bob's are one of them past the limit and one after.
+    const entries = Array.from({ length: LISTING_SCAN_LIMIT + 30 }, (_, i) => {
+      const tied = i >= LISTING_SCAN_LIMIT - 10 && i < LISTING_SCAN_LIMIT + 10;
+      return { id: `y${String(i).padStart(6, '0')}`, score: tied ? 50_000 : i < LISTING_SCAN_LIMIT ? i : 100_000 + i, owner: i === LISTING_SCAN_LIMIT + 5 || i === LISTING_SCAN_LIMIT + 20 ? 'bob' : 'ann' };
+    });
+    await open(entries);
+    const bobs = (i: Interaction): boolean => i.owner === 'bob';
+    const first = await openListing(5, bobs)(undefined);
+    expect(first.interactions.map((i) => i.id)).toEqual([`y0${LISTING_SCAN_LIMIT + 5}`]);
+    expect(first.next).toBe('50000');
+    const second = await openListing(5, bobs)(first.next ?? undefined);
+    expect(second).toEqual({ interactions: [expect.objectContaining({ id: `y0${LISTING_SCAN_LIMIT + 20}` })], next: null });
   });
 
   it('leaves out an entry whose interaction has closed but is still indexed, and ends with next null', async () => {

@@ -1,5 +1,6 @@
 import type { Interaction, LogEntry } from '@parley/contracts';
 import { toInteraction } from './interaction.hash';
+import { LISTING_SCAN_LIMIT, formatPosition, walkIndex, type IndexPosition, type ListedIndex } from './index.position';
 import type { StoreContext } from './store.context';
 
 /** A page of a listing of interactions; `next` is where the following page starts (null: the listing is over). */
@@ -15,87 +16,36 @@ export interface InteractionListing {
   after?: string;
 }
 
-/** A sorted set of open interactions: its key, and how its members name interactions. */
-export interface InteractionIndex {
-  key: string;
-  idOf(member: string): string;
-  memberOf(id: string): string;
-}
-
-/** Entries a filtered listing looks at, at most per call (of an index of open interactions, or of a run's log). */
-export const LISTING_SCAN_LIMIT = 10_000;
 /** Log entries read at a time when listing a run's interactions. */
 const LOG_PAGE = 500;
 
 /**
- * Where a listing of an index stands: past every entry scored below `score`, and past those scored
- * `score` whose member sorts up to `id`'s. A position names an entry, not a count of entries, so
- * interactions that close meanwhile (they leave the index) shift nothing: each open one is listed once.
+ * Open interactions of an index in its order, from `after` on (see {@link walkIndex}), read a page at
+ * a time until `limit` are kept, so a filter (a member's own, an agent) never shortens a page it
+ * could have filled. `next` names the last one given when the page is full.
  */
-interface IndexPosition {
-  score: string;
-  id: string;
-}
-
-/**
- * Open interactions of an index in its order, from `after` on, read a page at a time until `limit`
- * are kept, so a filter (a member's own, an agent) never shortens a page it could have filled. It
- * looks at {@link LISTING_SCAN_LIMIT} entries at most per call: `next` then says where to go on.
- */
-export async function listIndexed(ctx: StoreContext, tenant: string, index: InteractionIndex, listing: InteractionListing): Promise<InteractionPage> {
+export async function listIndexed(ctx: StoreContext, tenant: string, index: ListedIndex, listing: InteractionListing): Promise<InteractionPage> {
   const kept: Array<{ interaction: Interaction; at: IndexPosition }> = [];
-  const batch = Math.max(listing.limit, 100);
-  let at = listing.after === undefined ? null : parseIndexPosition(listing.after);
-  let looked = 0;
-  let ended = false;
-  while (kept.length < listing.limit && looked < LISTING_SCAN_LIMIT) {
-    const entries = await entriesAfter(ctx, index, at, batch);
-    if (entries.length === 0) {
-      ended = true;
-      break;
-    }
-    const found = await loadInteractions(ctx, tenant, entries.map((entry) => entry.id));
-    for (const entry of entries) {
-      at = entry;
-      const interaction = found.get(entry.id);
-      if (interaction?.status === 'open' && listing.keep(interaction)) {
-        kept.push({ interaction, at: entry });
+  const stoppedAt = await walkIndex(
+    ctx.redis,
+    index,
+    listing.after,
+    Math.max(listing.limit, 100),
+    async (entries) => {
+      const found = await loadInteractions(ctx, tenant, entries.map((entry) => entry.id));
+      for (const entry of entries) {
+        const interaction = found.get(entry.id);
+        if (interaction?.status === 'open' && listing.keep(interaction)) {
+          kept.push({ interaction, at: entry });
+        }
       }
-    }
-    looked += entries.length;
-  }
+      return kept.length;
+    },
+    listing.limit,
+  );
   const given = kept.slice(0, listing.limit);
-  // Full: the next page starts after the last one given. Short: after the last entry looked at,
-  // unless the index ended.
-  const next = kept.length >= listing.limit ? given[given.length - 1].at : ended ? null : at;
-  return { interactions: given.map(({ interaction }) => interaction), next: next && `${next.score}.${next.id}` };
-}
-
-/** Up to `count` entries past `at` (from the start without it), in index order. */
-async function entriesAfter(ctx: StoreContext, index: InteractionIndex, at: IndexPosition | null, count: number): Promise<IndexPosition[]> {
-  const entries: IndexPosition[] = [];
-  if (at !== null) {
-    // Entries of one score are in member order (byte order, as JavaScript compares these ASCII keys).
-    const past = index.memberOf(at.id);
-    const ties = await ctx.redis.zrangebyscore(index.key, at.score, at.score, 'LIMIT', 0, LISTING_SCAN_LIMIT);
-    for (const member of ties) {
-      if (member > past && entries.length < count) {
-        entries.push({ score: at.score, id: index.idOf(member) });
-      }
-    }
-  }
-  if (entries.length < count) {
-    const rows = await ctx.redis.zrangebyscore(index.key, at === null ? '-inf' : `(${at.score}`, '+inf', 'WITHSCORES', 'LIMIT', 0, count - entries.length);
-    for (let i = 0; i < rows.length; i += 2) {
-      entries.push({ score: rows[i + 1], id: index.idOf(rows[i]) });
-    }
-  }
-  return entries;
-}
-
-function parseIndexPosition(cursor: string): IndexPosition {
-  const dot = cursor.indexOf('.');
-  return { score: cursor.slice(0, dot), id: cursor.slice(dot + 1) };
+  const next = kept.length >= listing.limit ? given[given.length - 1].at : stoppedAt;
+  return { interactions: given.map(({ interaction }) => interaction), next: next && formatPosition(next) };
 }
 
 /**

@@ -130,12 +130,12 @@ export class InteractionRepository {
   /** Open approvals of a tenant, oldest deadline first (none last, oldest first). */
   listOpenApprovals(tenant: string, listing: InteractionListing): Promise<InteractionPage> {
     const key = (id: string) => this.ctx.keys.interaction(tenant, id);
-    return listIndexed(this.ctx, tenant, { key: this.ctx.keys.openApprovals(tenant), idOf: (member) => member.slice(member.lastIndexOf(':') + 1), memberOf: key }, listing);
+    return listIndexed(this.ctx, tenant, { key: this.ctx.keys.openApprovals(tenant), order: 'ascending', idOf: (member) => member.slice(member.lastIndexOf(':') + 1), memberOf: key }, listing);
   }
 
   /** Open interactions of a tenant, soonest deadline first (none last, oldest first). */
   listOpen(tenant: string, listing: InteractionListing): Promise<InteractionPage> {
-    return listIndexed(this.ctx, tenant, { key: this.ctx.keys.openInteractions(tenant), idOf: (id) => id, memberOf: (id) => id }, listing);
+    return listIndexed(this.ctx, tenant, { key: this.ctx.keys.openInteractions(tenant), order: 'ascending', idOf: (id) => id, memberOf: (id) => id }, listing);
   }
 
   listForRun(tenant: string, runId: string, listing: InteractionListing): Promise<InteractionPage> {

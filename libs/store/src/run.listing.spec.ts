@@ -50,6 +50,11 @@ describe('listing runs in pages', () => {
     throw new Error('the listing never ended');
   }
 
+  async function idsAfter(after: string): Promise<{ ids: string[]; next: string | null }> {
+    const page = await store.runs.list('acme', { limit: 10, after });
+    return { ids: page.runs.map((run) => run.id), next: page.next };
+  }
+
   it('gives each run once, newest first, through runs of the same millisecond and gone entries, whatever the page size', async () => {
     // Same ms: listed in reverse order of their ids.
     const entries = [
@@ -72,6 +77,37 @@ describe('listing runs in pages', () => {
     expect(await redis.zrange(store.ctx.keys.runIndex('acme'), '0', '-1')).toEqual(['f', 'g', 'a', 'c', 'd']);
   });
 
+  it('lists a run once when another is started in the millisecond of the page boundary between pages', async () => {
+    await index([
+      { id: 'b', ms: 100 },
+      { id: 'd', ms: 100 },
+      { id: 'f', ms: 100 },
+      { id: 'a', ms: 90 },
+    ]);
+    const first = await store.runs.list('acme', { limit: 2 });
+    expect(first.runs.map((run) => run.id)).toEqual(['f', 'd']);
+    // In that ms 'e' comes between 'f' and 'd': a count of the runs passed would now stop before 'd'.
+    await index([{ id: 'e', ms: 100 }]);
+    expect(await idsAfter(first.next!)).toEqual({ ids: ['b', 'a'], next: null });
+  });
+
+  it('skips no run when a run of the page boundary millisecond expires and leaves the index between pages', async () => {
+    await index([
+      { id: 'b', ms: 100 },
+      { id: 'd', ms: 100 },
+      { id: 'f', ms: 100 },
+      { id: 'h', ms: 100 },
+      { id: 'a', ms: 90 },
+    ]);
+    const first = await store.runs.list('acme', { limit: 2 });
+    expect(first.runs.map((run) => run.id)).toEqual(['h', 'f']);
+    // 'f', the page's last run, expires; another caller's listing meets its entry and drops it.
+    await redis.del(store.ctx.keys.run('acme', 'f'));
+    expect((await store.runs.list('acme', { limit: 10 })).runs.map((run) => run.id)).toEqual(['h', 'd', 'b', 'a']);
+    expect(await redis.zscore(store.ctx.keys.runIndex('acme'), 'f')).toBeNull();
+    expect(await idsAfter(first.next!)).toEqual({ ids: ['d', 'b', 'a'], next: null });
+  });
+
   it("a filtered listing's cursor is a position, and runs started after the first page are not in the later ones", async () => {
     await index([
       { id: 'mine-1', ms: 10, owner: 'carol' },
@@ -81,10 +117,10 @@ describe('listing runs in pages', () => {
     ]);
     const first = await store.runs.list('acme', { limit: 1, owner: 'carol' });
     expect(first.runs.map((run) => run.id)).toEqual(['mine-2']);
-    expect(first.next).toBe('40.1');
+    expect(first.next).toBe('40.mine-2');
     await index([{ id: 'mine-3', ms: 50, owner: 'carol' }]);
     const rest = await store.runs.list('acme', { limit: 5, owner: 'carol', after: first.next! });
     expect(rest).toMatchObject({ runs: [{ id: 'mine-1' }], next: null });
-    expect((await all(1, 'carol')).cursors).toEqual(['50.1', '40.1', '10.1']);
+    expect((await all(1, 'carol')).cursors).toEqual(['50.mine-3', '40.mine-2', '10.mine-1']);
   });
 });

@@ -1,5 +1,5 @@
 import type { Run, RunStatus } from '@parley/contracts';
-import { LISTING_SCAN_LIMIT } from './interaction.listing';
+import { formatPosition, walkIndex, type IndexPosition } from './index.position';
 import { toRun } from './run.hash';
 import type { StoreContext } from './store.context';
 
@@ -20,74 +20,42 @@ export interface RunListFilter {
 
 /**
  * Newest first, from `after` (the `next` of the page before) on. A filter (a status, a member's own)
- * reads the index a page at a time until `limit` runs are kept, over {@link LISTING_SCAN_LIMIT}
- * entries at most per call: `next` is where the following call goes on from, null at the end.
- * Index entries of runs past their retention are dropped as they are met.
+ * reads the index a page at a time until `limit` runs are kept (see {@link walkIndex}); `next` names
+ * the last run given when the page is full. Index entries of runs past their retention are dropped as
+ * they are met.
  */
 export async function listRuns(ctx: StoreContext, tenant: string, filter: RunListFilter): Promise<RunPage> {
-  const index = ctx.keys.runIndex(tenant);
-  const kept: Array<{ run: Run; after: IndexPosition }> = [];
-  const batch = Math.max(filter.limit, 50);
-  let at = filter.after ? parsePosition(filter.after) : START;
-  let looked = 0;
-  let ended = false;
-  while (kept.length < filter.limit && looked < LISTING_SCAN_LIMIT) {
-    // By score (creation ms) and a count into the runs of that ms: runs started meanwhile, newer,
-    // shift nothing, so a listing read over several calls gives each run once.
-    const rows = await ctx.redis.zrevrangebyscore(index, at.score, '-inf', 'WITHSCORES', 'LIMIT', at.skip, batch);
-    if (rows.length === 0) {
-      ended = true;
-      break;
-    }
-    const page: Array<{ id: string; score: string }> = [];
-    const pipeline = ctx.redis.pipeline();
-    for (let i = 0; i < rows.length; i += 2) {
-      page.push({ id: rows[i], score: rows[i + 1] });
-      pipeline.hgetall(ctx.keys.run(tenant, rows[i]));
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const gone: string[] = [];
-    replies.forEach(([, hash], i) => {
-      const h = hash as Record<string, string>;
-      const { id, score } = page[i];
-      if (!h.status) {
-        // Removed below, so it is not counted into its ms.
-        gone.push(id);
-        at = at.score === score ? at : { score, skip: 0 };
-        return;
+  const key = ctx.keys.runIndex(tenant);
+  const kept: Array<{ run: Run; at: IndexPosition }> = [];
+  const stoppedAt = await walkIndex(
+    ctx.redis,
+    { key, order: 'descending', idOf: (id) => id, memberOf: (id) => id },
+    filter.after,
+    Math.max(filter.limit, 50),
+    async (entries) => {
+      const pipeline = ctx.redis.pipeline();
+      entries.forEach(({ id }) => pipeline.hgetall(ctx.keys.run(tenant, id)));
+      const replies = (await pipeline.exec()) ?? [];
+      const gone: string[] = [];
+      replies.forEach(([, reply], i) => {
+        const hash = reply as Record<string, string>;
+        if (!hash.status) {
+          gone.push(entries[i].id);
+          return;
+        }
+        const run = toRun(tenant, entries[i].id, hash);
+        if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
+          kept.push({ run, at: entries[i] });
+        }
+      });
+      if (gone.length > 0) {
+        await ctx.redis.zrem(key, ...gone);
       }
-      at = at.score === score ? { score, skip: at.skip + 1 } : { score, skip: 1 };
-      const run = toRun(tenant, id, h);
-      if ((!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner)) {
-        kept.push({ run, after: at });
-      }
-    });
-    looked += page.length;
-    if (gone.length > 0) {
-      await ctx.redis.zrem(index, ...gone);
-    }
-  }
+      return kept.length;
+    },
+    filter.limit,
+  );
   const given = kept.slice(0, filter.limit);
-  // Full: the next page starts after the last run given. Short: after the last entry looked at
-  // (a position, naming no run the caller may not see), unless the index ended.
-  const next = kept.length >= filter.limit ? given[given.length - 1].after : ended ? null : at;
+  const next = kept.length >= filter.limit ? given[given.length - 1].at : stoppedAt;
   return { runs: given.map(({ run }) => run), next: next && formatPosition(next) };
-}
-
-/** Where a listing of runs stands in the run index: past `skip` runs of creation ms `score` ('+inf': the start). */
-interface IndexPosition {
-  score: string;
-  skip: number;
-}
-
-const START: IndexPosition = { score: '+inf', skip: 0 };
-
-function formatPosition({ score, skip }: IndexPosition): string {
-  return `${score}.${skip}`;
-}
-
-/** The cursor's shape is checked at the edge (RunsCursorSchema). */
-function parsePosition(cursor: string): IndexPosition {
-  const [score, skip] = cursor.split('.');
-  return { score, skip: Number(skip) };
 }
