@@ -4,6 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { LIMITS } from '@parley/contracts';
 import { PinoNestLogger, createLogger, type ParleyConfig } from '@parley/platform';
+import type { OpsPort } from '@parley/store';
 import { mountBullBoard } from './admin/bull-board';
 import { serveConsole } from './console/console.static';
 import { GatewayModule } from './gateway.module';
@@ -13,10 +14,10 @@ import { toErrorReply } from './http/error.filter';
 import { rejectDeepBodies } from './http/input-bounds';
 import { readsAsJson, rejectNonJsonBodies } from './http/json-bodies';
 
-/** Builds the gateway (HTTP /v1 + socket.io /v1) without listening; callers pick the port. */
-export async function createGateway(config: ParleyConfig): Promise<NestExpressApplication> {
+/** Builds the gateway (HTTP /v1 + socket.io /v1) without listening; callers pick the port. `ops`: see openOpsPort. */
+export async function createGateway(config: ParleyConfig, ops?: OpsPort): Promise<NestExpressApplication> {
   const logger = createLogger('gateway', config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.forRoot(config, ops), {
     bodyParser: false,
     logger: new PinoNestLogger(logger),
   });

@@ -1,10 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { DeclaredInputsGuard } from './http/declared-inputs.guard';
+import { StoreReadyGuard } from './http/store-ready.guard';
 import { RolesGuard } from './auth/roles';
 import { AgentCatalog, TenantAgents } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
-import { AgentRepository, ParleyStore, StoreModule, serviceOpsProvider } from '@parley/store';
+import { AgentRepository, ParleyStore, StoreModule, serviceOpsProvider, type OpsPort } from '@parley/store';
 import { AgentsController } from './agents/agents.controller';
 import { AgentsService } from './agents/agents.service';
 import { ApprovalsController } from './approvals/approvals.controller';
@@ -27,7 +28,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class GatewayModule {
-  static forRoot(config: ParleyConfig): DynamicModule {
+  static forRoot(config: ParleyConfig, ops?: OpsPort): DynamicModule {
     return {
       module: GatewayModule,
       imports: [StoreModule.forRoot(config), WebhooksModule.forRoot(config)],
@@ -39,6 +40,8 @@ export class GatewayModule {
         OperatorService,
         OperatorGuard,
         // In this order: who calls, whether the route is theirs to call, then what they sent.
+        // First: while Redis is away nothing else of a request runs (the auth guard reads Redis too).
+        { provide: APP_GUARD, useClass: StoreReadyGuard },
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: RolesGuard },
         { provide: APP_GUARD, useClass: DeclaredInputsGuard },
@@ -49,7 +52,7 @@ export class GatewayModule {
         OpenInteractionCache,
         EventFeed,
         EventsGateway,
-        serviceOpsProvider('gateway'),
+        serviceOpsProvider('gateway', [], ops),
       ],
     };
   }

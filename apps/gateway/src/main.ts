@@ -1,4 +1,5 @@
 import { devSecretExposure, exitIfShutdownHangs, loadConfig } from '@parley/platform';
+import { openOpsPort } from '@parley/store';
 import { createGateway } from './gateway.app';
 
 async function main(): Promise<void> {
@@ -7,7 +8,9 @@ async function main(): Promise<void> {
   if (exposure !== null) {
     throw new Error(exposure);
   }
-  const app = await createGateway(config);
+  // Before the app, whose start waits for Redis: live at once, so a probe does not restart it meanwhile.
+  const ops = await openOpsPort('gateway', config);
+  const app = await createGateway(config, ops);
   await app.listen(config.port, config.host);
   // Past the grace period and the bounded closes after it, a stopping process exits regardless.
   exitIfShutdownHangs(config.shutdownGraceMs + 30_000);

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AgentCatalog } from '@parley/agents';
 import type { ParleyConfig } from '@parley/platform';
-import { StoreModule, serviceOpsProvider } from '@parley/store';
+import { StoreModule, serviceOpsProvider, type OpsPort } from '@parley/store';
 import { ClusterGaugesReporter } from './metrics/cluster-gauges.reporter';
 import { DeadlineProcessor } from './deadlines/deadline.processor';
 import { ScheduleRegistrar } from './schedules/schedule.registrar';
@@ -12,7 +12,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class InteractionServiceModule {
-  static forRoot(config: ParleyConfig): DynamicModule {
+  static forRoot(config: ParleyConfig, ops?: OpsPort): DynamicModule {
     return {
       module: InteractionServiceModule,
       imports: [StoreModule.forRoot(config), WebhooksModule.forRoot(config)],
@@ -23,12 +23,7 @@ export class InteractionServiceModule {
         SchedulesProcessor,
         ClusterGaugesReporter,
         RunSweeper,
-        serviceOpsProvider('interaction-service', [
-          DeadlineProcessor,
-          SchedulesProcessor,
-          WebhookDeliveryProcessor,
-          RunSweeper,
-        ]),
+        serviceOpsProvider('interaction-service', [DeadlineProcessor, SchedulesProcessor, WebhookDeliveryProcessor, RunSweeper], ops),
       ],
     };
   }

@@ -1,9 +1,12 @@
 import { exitIfShutdownHangs, loadConfig } from '@parley/platform';
+import { openOpsPort } from '@parley/store';
 import { startInteractionService } from './interaction-service.app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const app = await startInteractionService(config);
+  // Before the app, whose start waits for Redis: live at once, so a probe does not restart it meanwhile.
+  const ops = await openOpsPort('interaction-service', config);
+  const app = await startInteractionService(config, ops);
   app.enableShutdownHooks();
   // Past the grace period and the bounded closes after it, a stopping process exits regardless.
   exitIfShutdownHangs(config.shutdownGraceMs + 30_000);

@@ -1,10 +1,13 @@
 import { exitIfShutdownHangs, loadConfig } from '@parley/platform';
+import { openOpsPort } from '@parley/store';
 import { toolsInFlight } from '@parley/tools';
 import { startLoopWorker } from './loop-worker.app';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const app = await startLoopWorker(config);
+  // Before the app, whose start waits for Redis: live at once, so a probe does not restart it meanwhile.
+  const ops = await openOpsPort('loop-worker', config);
+  const app = await startLoopWorker(config, ops);
   app.enableShutdownHooks();
   // Past the grace period and the bounded closes after it (or past its tool calls' timeouts, which
   // it waits for), a stopping process exits regardless, killing what its shell commands left.

@@ -132,8 +132,11 @@ export class RateLimitedError extends ParleyError {
 export class StoreUnavailableError extends ParleyError {
   /** The `Retry-After` of a reply that may be sent again as it is. */
   static readonly RETRY_AFTER_SECS = 2;
-  constructor(options?: { cause?: unknown }) {
+  /** Refused before anything of the request was done: any request may be sent again as it is. */
+  readonly notApplied: boolean;
+  constructor(options?: { cause?: unknown; notApplied?: boolean }) {
     super('unavailable', 'the store (Redis) is unreachable; try again shortly', undefined, options);
+    this.notApplied = options?.notApplied === true;
   }
 }
 

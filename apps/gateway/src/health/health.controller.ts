@@ -5,9 +5,11 @@ import { StoreUnavailableError, type ErrorBody } from '@parley/contracts';
 import { checkReadiness, type ReadinessReport } from '@parley/platform';
 import { QUEUE_REDIS, REDIS } from '@parley/store';
 import { Public } from '../auth/auth.guard';
+import { AnswersWithoutStore } from '../http/store-ready.guard';
 
 /** Health for load balancers on the public port (the ops port serves the same plus /metrics). */
 @Controller()
+@AnswersWithoutStore()
 export class HealthController {
   constructor(
     @Inject(REDIS) private readonly redis: Redis,

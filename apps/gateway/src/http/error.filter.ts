@@ -13,7 +13,8 @@ export class ErrorFilter implements ExceptionFilter {
     const { status, body } = toErrorReply(exception);
     if (body.error.code === 'unavailable') {
       this.logger.warn(`answered 503: Redis unreachable (${exception instanceof Error ? exception.message : String(exception)})`);
-      if (READS.has(request.method) || request.headers['idempotency-key'] !== undefined) {
+      const notApplied = exception instanceof StoreUnavailableError && exception.notApplied;
+      if (notApplied || READS.has(request.method) || request.headers['idempotency-key'] !== undefined) {
         response.setHeader('Retry-After', String(StoreUnavailableError.RETRY_AFTER_SECS));
       } else {
         // A write may have gone through before Redis went away: no invitation to send it blindly again.

@@ -1,0 +1,53 @@
+import { Inject, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { StoreUnavailableError } from '@parley/contracts';
+import type { RedisClient } from '@parley/platform';
+import { REDIS } from '@parley/store';
+
+/** How long a request waits for Redis to come back (a restart, a failover) before it is answered 503. */
+export const STORE_WAIT_MS = 2000;
+
+const ANSWERS_WITHOUT_STORE = 'parley:answersWithoutStore';
+
+/** For routes that answer while Redis is away (health), which this guard lets through at once. */
+export const AnswersWithoutStore = (): ClassDecorator & MethodDecorator => SetMetadata(ANSWERS_WITHOUT_STORE, true);
+
+/**
+ * Before anything of a request is read or done: while the store's connection is down, the request
+ * waits for it up to {@link STORE_WAIT_MS}, then is answered 503 `unavailable`, nothing applied.
+ * Without it a request would queue behind the reconnection: on a single Redis until its retries
+ * ran out (seconds), on a Redis Cluster for as long as the outage lasts.
+ */
+@Injectable()
+export class StoreReadyGuard implements CanActivate {
+  constructor(
+    @Inject(REDIS) private readonly redis: RedisClient,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http' || this.redis.status === 'ready') {
+      return true;
+    }
+    if (this.reflector.getAllAndOverride<boolean>(ANSWERS_WITHOUT_STORE, [context.getHandler(), context.getClass()])) {
+      return true;
+    }
+    if (!(await ready(this.redis, STORE_WAIT_MS))) {
+      throw new StoreUnavailableError({ notApplied: true });
+    }
+    return true;
+  }
+}
+
+function ready(redis: RedisClient, withinMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = (): void => done(true);
+    const timer = setTimeout(() => done(redis.status === 'ready'), withinMs);
+    redis.on('ready', onReady);
+  });
+}
