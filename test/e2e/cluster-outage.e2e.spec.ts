@@ -1,7 +1,7 @@
 /**
  * A Redis Cluster that goes away entirely: the gateway answers 503 `unavailable` within its bound
- * instead of holding every request until the cluster is back (ioredis queues a cluster's commands for
- * as long as it reconnects), and says that nothing was done.
+ * instead of holding every request (or socket.io message) until the cluster is back (ioredis queues a
+ * cluster's commands for as long as it reconnects), and says that nothing was done.
  */
 import { STORE_WAIT_MS } from '../../apps/gateway/src/http/store-ready.guard';
 import { askerAgent } from '../support/agents';
@@ -29,6 +29,7 @@ describe('a Redis Cluster whose every node is down', () => {
 
   it('gets 503 with Retry-After at once for reads and writes, nothing applied; liveness still answers', async () => {
     expect((await stack.http('GET', '/v1/runs')).status).toBe(200);
+    const client = await stack.connect(stack.token({ sub: 'root', role: 'admin' }));
     await cluster.destroy();
     for (const [method, path, body] of [
       ['GET', '/v1/runs', undefined],
@@ -44,6 +45,11 @@ describe('a Redis Cluster whose every node is down', () => {
       // Its wait for the store, and no more (the bound is loose: a loaded machine is slow, not hung).
       expect(Date.now() - started).toBeLessThan(STORE_WAIT_MS + 5000);
     }
+    // A socket.io message is refused the same way, in its acknowledgement.
+    const started = Date.now();
+    expect(await client.socket.timeout(10_000).emitWithAck('approvals', {})).toEqual({ error: { code: 'unavailable', message: expect.stringContaining('try again') } });
+    expect(Date.now() - started).toBeLessThan(STORE_WAIT_MS + 5000);
+    client.close();
     expect((await stack.http('GET', '/health/live', undefined, null)).status).toBe(200);
     expect((await stack.http('GET', '/healthz', undefined, null)).status).toBe(503);
   }, 30_000);

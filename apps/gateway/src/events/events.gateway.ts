@@ -25,7 +25,6 @@ import {
   SubscribeMessageSchema,
   parseAnswerBody,
   parseOrThrow,
-  type ErrorBody,
   type Interaction,
   type ParleyEvent,
   type TokenClaims,
@@ -42,6 +41,7 @@ import { admits, matches, type Subscription } from './subscription';
 import { closeIfBackedUp, writtenOut } from './socket.writes';
 import { assertSinceIssued } from './since.check';
 import { SubscribeBudget } from './subscribe.budget';
+import { socketReply, type Ack } from './socket.reply';
 
 interface SocketData {
   user: TokenClaims;
@@ -59,7 +59,6 @@ interface SocketData {
   subscribeBudget?: SubscribeBudget;
 }
 
-type Ack<T> = ({ ok: true } & T) | ErrorBody;
 
 const REPLAY_PAGE = 500;
 
@@ -318,16 +317,8 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     });
   }
 
-  private async reply<T extends object>(what: string, work: () => Promise<T>): Promise<Ack<T>> {
-    try {
-      return { ok: true, ...(await work()) };
-    } catch (error) {
-      const reply = toErrorReply(error);
-      if (reply.status >= 500) {
-        this.logger.error(`${what} failed: ${(error as Error).message}`);
-      }
-      return reply.body;
-    }
+  private reply<T extends object>(what: string, work: () => Promise<T>): Promise<Ack<T>> {
+    return socketReply(this.store.ctx.redis, this.logger, what, work);
   }
 
   /**

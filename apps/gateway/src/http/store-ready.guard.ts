@@ -14,7 +14,8 @@ export const AnswersWithoutStore = (): ClassDecorator & MethodDecorator => SetMe
 
 /**
  * Before anything of a request is read or done: while the store's connection is down, the request
- * waits for it up to {@link STORE_WAIT_MS}, then is answered 503 `unavailable`, nothing applied.
+ * waits for it up to {@link STORE_WAIT_MS}, then is answered 503 `unavailable`, nothing applied
+ * (socket.io messages wait the same way: EventsGateway).
  * Without it a request would queue behind the reconnection: on a single Redis until its retries
  * ran out (seconds), on a Redis Cluster for as long as the outage lasts.
  */
@@ -32,10 +33,15 @@ export class StoreReadyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(ANSWERS_WITHOUT_STORE, [context.getHandler(), context.getClass()])) {
       return true;
     }
-    if (!(await ready(this.redis, STORE_WAIT_MS))) {
-      throw new StoreUnavailableError({ notApplied: true });
-    }
+    await storeReady(this.redis);
     return true;
+  }
+}
+
+/** Resolves once `redis` is ready (at once when it is); refuses with a 503 that applied nothing after {@link STORE_WAIT_MS}. */
+export async function storeReady(redis: RedisClient): Promise<void> {
+  if (redis.status !== 'ready' && !(await ready(redis, STORE_WAIT_MS))) {
+    throw new StoreUnavailableError({ notApplied: true });
   }
 }
 
