@@ -84,8 +84,12 @@ describe('the admin approval queue', () => {
       runs.push(await stack.startRun('forever', `t${n}`, alice()));
     }
     const ours = new Set((await Promise.all(runs.map((id) => stack.waitForQuestion(id, 20_000, admin1())))).map((i) => i.id));
-    // Without a deadline they wait in the order they were opened, after every deadline.
-    const order = (await list(admin1(), '?limit=500')).filter((id) => ours.has(id));
+    // Without a deadline they wait in the order they were opened (the same ms: by id), after every deadline.
+    const queue = (await stack.http('GET', '/v1/approvals?limit=500', undefined, admin1())).body.approvals as Array<{ id: string; createdAt: string; deadline: string | null }>;
+    const order = queue.filter((a) => ours.has(a.id)).map((a) => a.id);
+    const opened = queue.filter((a) => ours.has(a.id)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || (a.id < b.id ? -1 : 1));
+    expect(order).toEqual(opened.map((a) => a.id));
+    expect(queue.findIndex((a) => a.deadline === null)).toBeGreaterThan(queue.map((a) => a.deadline !== null).lastIndexOf(true));
     expect(order).toHaveLength(5);
 
     type Page = { approvals: Array<{ id: string }>; next: string | null };

@@ -47,7 +47,12 @@ describe('a Redis Cluster whose every node is down', () => {
     }
     // A socket.io message is refused the same way, in its acknowledgement.
     const started = Date.now();
-    expect(await client.socket.timeout(10_000).emitWithAck('approvals', {})).toEqual({ error: { code: 'unavailable', message: expect.stringContaining('try again') } });
+    for (const [message, body] of [
+      ['approvals', {}],
+      ['subscribe', {}],
+    ] as const) {
+      expect(await client.socket.timeout(10_000).emitWithAck(message, body)).toEqual({ error: { code: 'unavailable', message: expect.stringContaining('try again') } });
+    }
     expect(Date.now() - started).toBeLessThan(STORE_WAIT_MS + 5000);
     client.close();
     expect((await stack.http('GET', '/health/live', undefined, null)).status).toBe(200);

@@ -584,7 +584,7 @@ describe('parley CLI (against a fake gateway)', () => {
       const json = cli('respond', '--json');
       expect(await json.exit).toBe(0);
       expect(JSON.parse(json.out)).toHaveLength(100);
-      expect(json.err).toBe('more open interactions wait past these 100 (soonest deadline first): answer some, or narrow with --run\n');
+      expect(json.err).toBe('more open interactions may wait past these 100 (soonest deadline first): answer some, or narrow with --run\n');
     });
 
     it('answers with a choice and prints the resolved interaction', async () => {
@@ -756,7 +756,7 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await byRun.exit).toBe(0);
       expect((JSON.parse(byRun.out) as Interaction[]).map((i) => i.id)).toEqual([early.id]);
       // More than a page: stdout holds the page, stderr says how to get the next.
-      expect(byRun.err).toBe(`more: parley approvals --after ${early.id} (with the same filters)\n`);
+      expect(byRun.err).toBe(`next page: parley approvals --after ${early.id} (with the same filters)\n`);
       const nextPage = cli('approvals', '--run', run.id, '--limit', '1', '--after', early.id, '--json');
       expect(await nextPage.exit).toBe(0);
       expect((JSON.parse(nextPage.out) as Interaction[]).map((i) => i.id)).toEqual([late.id]);

@@ -1,4 +1,4 @@
-import type { RedisClient } from '@parley/platform';
+import type { StoreContext } from './store.context';
 
 /** Entries a filtered listing looks at, at most per call (of an index, or of a run's log). */
 export const LISTING_SCAN_LIMIT = 10_000;
@@ -32,64 +32,75 @@ export function formatPosition(at: IndexPosition): string {
   return at.id === null ? at.score : `${at.score}.${at.id}`;
 }
 
+type Entry = { score: string; id: string };
+
 /**
  * Up to `count` entries past `at` (from the start without it), in the index's order; with
  * `sameScore`, only the rest of `at`'s score.
  */
-export async function entriesAfter(redis: RedisClient, index: ListedIndex, at: IndexPosition | null, count: number, sameScore = false): Promise<Array<{ score: string; id: string }>> {
+export async function entriesAfter(ctx: StoreContext, index: ListedIndex, at: IndexPosition | null, count: number, sameScore = false): Promise<Entry[]> {
   const ascending = index.order === 'ascending';
-  const entries: Array<{ score: string; id: string }> = [];
+  let entries: Entry[] = [];
   if (at !== null && at.id !== null) {
-    // Compared as JavaScript compares strings, which is Redis' byte order for these ASCII members.
-    const past = index.memberOf(at.id);
-    const ties = ascending
-      ? await redis.zrangebyscore(index.key, at.score, at.score, 'LIMIT', 0, LISTING_SCAN_LIMIT)
-      : await redis.zrevrangebyscore(index.key, at.score, at.score, 'LIMIT', 0, LISTING_SCAN_LIMIT);
-    for (const member of ties) {
-      if ((ascending ? member > past : member < past) && entries.length < count) {
-        entries.push({ score: at.score, id: index.idOf(member) });
-      }
+    // By its rank while the entry is there: one step however many share its score.
+    const past = (await ctx.scripts.run('indexAfter', [index.key], [index.memberOf(at.id), count, index.order])) as string[] | null;
+    if (past !== null) {
+      entries = pairsOf(past, index);
+      return sameScore ? entries.filter((entry) => entry.score === at.score) : entries;
     }
+    // It left the index (closed, expired): the rest of its score, compared as JavaScript compares
+    // strings, which is Redis' byte order for these ASCII members.
+    const member = index.memberOf(at.id);
+    const ties = ascending
+      ? await ctx.redis.zrangebyscore(index.key, at.score, at.score, 'LIMIT', 0, LISTING_SCAN_LIMIT)
+      : await ctx.redis.zrevrangebyscore(index.key, at.score, at.score, 'LIMIT', 0, LISTING_SCAN_LIMIT);
+    entries = ties.filter((tie) => (ascending ? tie > member : tie < member)).slice(0, count).map((tie) => ({ score: at.score, id: index.idOf(tie) }));
   }
   if (entries.length < count && !sameScore) {
     const from = at === null ? (ascending ? '-inf' : '+inf') : `(${at.score}`;
     const rows = ascending
-      ? await redis.zrangebyscore(index.key, from, '+inf', 'WITHSCORES', 'LIMIT', 0, count - entries.length)
-      : await redis.zrevrangebyscore(index.key, from, '-inf', 'WITHSCORES', 'LIMIT', 0, count - entries.length);
-    for (let i = 0; i < rows.length; i += 2) {
-      entries.push({ score: rows[i + 1], id: index.idOf(rows[i]) });
-    }
+      ? await ctx.redis.zrangebyscore(index.key, from, '+inf', 'WITHSCORES', 'LIMIT', 0, count - entries.length)
+      : await ctx.redis.zrevrangebyscore(index.key, from, '-inf', 'WITHSCORES', 'LIMIT', 0, count - entries.length);
+    entries.push(...pairsOf(rows, index));
+  }
+  return entries;
+}
+
+function pairsOf(rows: string[], index: ListedIndex): Entry[] {
+  const entries: Entry[] = [];
+  for (let i = 0; i < rows.length; i += 2) {
+    entries.push({ score: rows[i + 1], id: index.idOf(rows[i]) });
   }
   return entries;
 }
 
 /**
  * Walks an index from `after` in pages of `batch`, handing each page to `take` (which keeps what the
- * caller may see and says how many it has kept so far), until `limit` are kept or
- * {@link LISTING_SCAN_LIMIT} entries were looked at. Returns where the next call goes on from: null
- * when the index ended, else past the last entry looked at. That one may be an entry the caller may
- * not see: past the scan limit the walk finishes its score, and the position names only the score.
+ * caller may see and returns the entries it kept), until `limit` are kept or
+ * {@link LISTING_SCAN_LIMIT} entries were looked at. Returns the `next` of the page: past the last
+ * entry kept when `limit` were, unless nothing follows it; past the last entry looked at when the
+ * scan limit cut the walk short, naming only its score (the walk finishes the score), so that it
+ * names no entry the caller may not see; null when the index ended.
  */
-export async function walkIndex(
-  redis: RedisClient,
-  index: ListedIndex,
-  after: string | undefined,
-  batch: number,
-  take: (entries: Array<{ score: string; id: string }>) => Promise<number>,
-  limit: number,
-): Promise<IndexPosition | null> {
+export async function walkIndex(ctx: StoreContext, index: ListedIndex, after: string | undefined, batch: number, take: (entries: Entry[]) => Promise<Entry[]>, limit: number): Promise<string | null> {
   let at = after === undefined ? null : parsePosition(after);
   let looked = 0;
-  let kept = 0;
-  while (kept < limit) {
+  const kept: Entry[] = [];
+  for (;;) {
     const finishing = looked >= LISTING_SCAN_LIMIT && at !== null;
-    const entries = await entriesAfter(redis, index, at, batch, finishing);
+    const entries = await entriesAfter(ctx, index, at, batch, finishing);
     if (entries.length === 0) {
-      return finishing && at !== null ? { score: at.score, id: null } : null;
+      return finishing && at !== null ? at.score : null;
     }
-    kept = await take(entries);
-    at = entries[entries.length - 1];
+    kept.push(...(await take(entries)));
     looked += entries.length;
+    at = entries[entries.length - 1];
+    if (kept.length >= limit) {
+      const last = kept[limit - 1];
+      // Something follows the last one given: the rest of this page, or of the index.
+      // (A short page is the index's end, unless it was cut to the rest of a score.)
+      const more = last !== at || ((finishing || entries.length === batch) && (await entriesAfter(ctx, index, last, 1)).length > 0);
+      return more ? formatPosition(last) : null;
+    }
   }
-  return at;
 }

@@ -139,6 +139,14 @@ describe('listing interactions in pages', () => {
     expect(second).toEqual({ interactions: [expect.objectContaining({ id: `y0${LISTING_SCAN_LIMIT + 20}` })], next: null });
   });
 
+  it('pages through more entries of one score than a scan looks at (approvals opened before their scores differed)', async () => {
+    const count = LISTING_SCAN_LIMIT + 50;
+    await open(Array.from({ length: count }, (_, i) => ({ id: `z${String(i).padStart(6, '0')}`, score: NO_DEADLINE_SCORE })));
+    const found = await pages(approvalListing(500));
+    expect(found.flat()).toHaveLength(count);
+    expect(new Set(found.flat()).size).toBe(count);
+  });
+
   it('leaves out an entry whose interaction has closed but is still indexed, and ends with next null', async () => {
     await open([
       { id: 'o1', score: 1 },

@@ -1,6 +1,6 @@
 import type { Interaction, LogEntry } from '@parley/contracts';
 import { toInteraction } from './interaction.hash';
-import { LISTING_SCAN_LIMIT, formatPosition, walkIndex, type IndexPosition, type ListedIndex } from './index.position';
+import { LISTING_SCAN_LIMIT, walkIndex, type ListedIndex } from './index.position';
 import type { StoreContext } from './store.context';
 
 /** A page of a listing of interactions; `next` is where the following page starts (null: the listing is over). */
@@ -22,30 +22,29 @@ const LOG_PAGE = 500;
 /**
  * Open interactions of an index in its order, from `after` on (see {@link walkIndex}), read a page at
  * a time until `limit` are kept, so a filter (a member's own, an agent) never shortens a page it
- * could have filled. `next` names the last one given when the page is full.
+ * could have filled.
  */
 export async function listIndexed(ctx: StoreContext, tenant: string, index: ListedIndex, listing: InteractionListing): Promise<InteractionPage> {
-  const kept: Array<{ interaction: Interaction; at: IndexPosition }> = [];
-  const stoppedAt = await walkIndex(
-    ctx.redis,
+  const kept: Interaction[] = [];
+  const next = await walkIndex(
+    ctx,
     index,
     listing.after,
     Math.max(listing.limit, 100),
     async (entries) => {
       const found = await loadInteractions(ctx, tenant, entries.map((entry) => entry.id));
-      for (const entry of entries) {
+      return entries.filter((entry) => {
         const interaction = found.get(entry.id);
-        if (interaction?.status === 'open' && listing.keep(interaction)) {
-          kept.push({ interaction, at: entry });
+        const keep = interaction?.status === 'open' && listing.keep(interaction);
+        if (keep) {
+          kept.push(interaction);
         }
-      }
-      return kept.length;
+        return keep;
+      });
     },
     listing.limit,
   );
-  const given = kept.slice(0, listing.limit);
-  const next = kept.length >= listing.limit ? given[given.length - 1].at : stoppedAt;
-  return { interactions: given.map(({ interaction }) => interaction), next: next && formatPosition(next) };
+  return { interactions: kept.slice(0, listing.limit), next };
 }
 
 /**

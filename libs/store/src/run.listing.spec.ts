@@ -121,6 +121,25 @@ describe('listing runs in pages', () => {
     await index([{ id: 'mine-3', ms: 50, owner: 'carol' }]);
     const rest = await store.runs.list('acme', { limit: 5, owner: 'carol', after: first.next! });
     expect(rest).toMatchObject({ runs: [{ id: 'mine-1' }], next: null });
-    expect((await all(1, 'carol')).cursors).toEqual(['50.mine-3', '40.mine-2', '10.mine-1']);
+    // The last run of the index given: nothing follows, no cursor.
+    expect((await all(1, 'carol')).cursors).toEqual(['50.mine-3', '40.mine-2']);
+  });
+
+  it('a full page says next only when something follows its last run', async () => {
+    await index([
+      { id: 'a', ms: 10 },
+      { id: 'b', ms: 20 },
+      { id: 'c', ms: 30 },
+    ]);
+    expect(await store.runs.list('acme', { limit: 3 })).toMatchObject({ next: null });
+    // The page ends inside its batch (of 50): the rest of the batch follows.
+    expect(await store.runs.list('acme', { limit: 2 })).toMatchObject({ next: '20.b' });
+    // The page ends exactly at a full batch: Redis is asked whether anything follows.
+    const many = Array.from({ length: 100 }, (_, i) => ({ id: `r${String(i).padStart(3, '0')}`, ms: 1000 + i }));
+    await index(many);
+    expect(await store.runs.list('acme', { limit: 50 })).toMatchObject({ next: '1050.r050' });
+    expect(await store.runs.list('acme', { limit: 50, after: '1050.r050' })).toMatchObject({ next: '1000.r000' });
+    const toTheEnd = await store.runs.list('acme', { limit: 53, after: '1050.r050' });
+    expect({ given: toTheEnd.runs.length, last: toTheEnd.runs.at(-1)?.id, next: toTheEnd.next }).toEqual({ given: 53, last: 'a', next: null });
   });
 });

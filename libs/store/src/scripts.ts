@@ -32,6 +32,7 @@ const SCRIPTS = {
   rateRefund: { file: 'rate-refund.lua', keys: -1 },
   admitRun: { file: 'admit-run.lua', keys: 4, repeatable: true },
   pruneInflight: { file: 'prune-inflight.lua', keys: 1, repeatable: true },
+  indexAfter: { file: 'index-after.lua', keys: 1, repeatable: true },
   acquireSocket: { file: 'acquire-socket.lua', keys: 1, repeatable: true },
   agentSave: { file: 'agent-save.lua', keys: 3 },
   agentDelete: { file: 'agent-delete.lua', keys: 2 },

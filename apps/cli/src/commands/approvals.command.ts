@@ -98,7 +98,7 @@ async function listApprovals(ctx: CliContext, options: ApprovalsOptions): Promis
   }
   if (next !== null) {
     // On stderr, so that --json output stays one array.
-    ctx.warn(`more: parley approvals --after ${next} (with the same filters)`);
+    ctx.warn(`next page: parley approvals --after ${next} (with the same filters)`);
   }
   return EXIT.ok;
 }

@@ -89,7 +89,7 @@ async function listOpen(ctx: CliContext, runId: string | undefined): Promise<num
     ctx.write(formatInteractionsTable(interactions, new Date()));
   }
   if (next !== null) {
-    ctx.warn(`more open interactions wait past these ${interactions.length} (soonest deadline first): answer some, or narrow with --run`);
+    ctx.warn(`more open interactions may wait past these ${interactions.length} (soonest deadline first): answer some, or narrow with --run`);
   }
   return EXIT.ok;
 }

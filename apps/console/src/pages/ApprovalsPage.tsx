@@ -109,7 +109,7 @@ export function ApprovalsPage() {
       <FormError message={list.error ? describeError(list.error) : undefined} />
       {list.data?.next ? (
         <p class="muted" data-testid="approvals-more">
-          More approvals wait past these {list.data.approvals.length}: narrow the queue with the filters.
+          More approvals may wait past these {list.data.approvals.length}: narrow the queue with the filters.
         </p>
       ) : null}
       {!list.data ? (

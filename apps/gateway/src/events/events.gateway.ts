@@ -41,6 +41,7 @@ import { admits, matches, type Subscription } from './subscription';
 import { closeIfBackedUp, writtenOut } from './socket.writes';
 import { assertSinceIssued } from './since.check';
 import { SubscribeBudget } from './subscribe.budget';
+import { storeReady } from '../http/store-ready.guard';
 import { socketReply, type Ack } from './socket.reply';
 
 interface SocketData {
@@ -226,6 +227,7 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack<{ lastSeq: number; truncated: boolean }>> {
     let subscription: Subscription | undefined;
     try {
+      await storeReady(this.store.ctx.redis);
       const message = parseOrThrow(SubscribeMessageSchema, body ?? {}, 'subscribe message');
       (data(socket).subscribeBudget ??= new SubscribeBudget(this.config.limitSocketSubscribesPerMinute)).spend();
       const user = data(socket).user;

@@ -45,15 +45,28 @@ export async function storeReady(redis: RedisClient): Promise<void> {
   }
 }
 
-function ready(redis: RedisClient, withinMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (ok: boolean): void => {
-      clearTimeout(timer);
-      redis.off('ready', onReady);
-      resolve(ok);
-    };
-    const onReady = (): void => done(true);
-    const timer = setTimeout(() => done(redis.status === 'ready'), withinMs);
-    redis.on('ready', onReady);
+/** One listener per connection, however many requests wait for it (Node warns past ten). */
+const comingBack = new WeakMap<RedisClient, Promise<void>>();
+
+function back(redis: RedisClient): Promise<void> {
+  let promise = comingBack.get(redis);
+  if (!promise) {
+    promise = new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+    comingBack.set(redis, promise);
+    void promise.then(() => comingBack.delete(redis));
+  }
+  return promise;
+}
+
+async function ready(redis: RedisClient, withinMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, withinMs);
   });
+  try {
+    await Promise.race([back(redis), timeUp]);
+    return redis.status === 'ready';
+  } finally {
+    clearTimeout(timer);
+  }
 }
