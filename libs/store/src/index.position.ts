@@ -17,18 +17,18 @@ export interface ListedIndex {
  * descending index); `id` null: past every entry of that score. A position names an entry, not a count
  * of entries, so entries added or removed meanwhile shift nothing: each one is listed once.
  */
-export interface IndexPosition {
+interface IndexPosition {
   score: string;
   id: string | null;
 }
 
 /** `<score>.<id>`, or `<score>` alone past every entry of that score (its shape is checked at the edge). */
-export function parsePosition(cursor: string): IndexPosition {
+function parsePosition(cursor: string): IndexPosition {
   const dot = cursor.indexOf('.');
   return dot < 0 ? { score: cursor, id: null } : { score: cursor.slice(0, dot), id: cursor.slice(dot + 1) };
 }
 
-export function formatPosition(at: IndexPosition): string {
+function formatPosition(at: IndexPosition): string {
   return at.id === null ? at.score : `${at.score}.${at.id}`;
 }
 
@@ -38,7 +38,7 @@ type Entry = { score: string; id: string };
  * Up to `count` entries past `at` (from the start without it), in the index's order; with
  * `sameScore`, only the rest of `at`'s score.
  */
-export async function entriesAfter(ctx: StoreContext, index: ListedIndex, at: IndexPosition | null, count: number, sameScore = false): Promise<Entry[]> {
+async function entriesAfter(ctx: StoreContext, index: ListedIndex, at: IndexPosition | null, count: number, sameScore = false): Promise<Entry[]> {
   const ascending = index.order === 'ascending';
   let entries: Entry[] = [];
   if (at !== null && at.id !== null) {
