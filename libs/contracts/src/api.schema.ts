@@ -79,8 +79,11 @@ export const AnswerBodySchema = z.strictObject({
 });
 export type AnswerBody = z.infer<typeof AnswerBodySchema>;
 
-/** Where a listing of runs goes on from: the `next` of the page before (`<created ms>[.<run id>]`, a place in the run index). */
-// A run id has 8 characters or more: a cursor of the releases that counted runs (`<ms>.<count>`) is refused, not misread.
+/**
+ * Where a listing of runs goes on from: the `next` of the page before (`<created ms>[.<run id>]`, a
+ * place in the run index). A run id has 8 characters or more, so a cursor of the releases that
+ * counted runs (`<ms>.<count>`) is refused, not misread.
+ */
 export const RunsCursorSchema = z.string().regex(/^\d{1,16}(\.[A-Za-z0-9_-]{8,64})?$/, 'must be the "next" of a previous page');
 
 export const ListRunsQuerySchema = z.strictObject({

@@ -75,32 +75,46 @@ function pairsOf(rows: string[], index: ListedIndex): Entry[] {
 }
 
 /**
- * Walks an index from `after` in pages of `batch`, handing each page to `take` (which keeps what the
- * caller may see and returns the entries it kept), until `limit` are kept or
- * {@link LISTING_SCAN_LIMIT} entries were looked at. Returns the `next` of the page: past the last
- * entry kept when `limit` were, unless nothing follows it; past the last entry looked at when the
+ * Walks an index from `after` in pages of `batch`, handing each page to `read` (which gives, for each
+ * entry, what the caller lists, or undefined for an entry it may not see or does not keep), until
+ * `limit` items are kept or {@link LISTING_SCAN_LIMIT} entries were looked at. `next`: past the last
+ * item given when `limit` were, unless nothing follows it; past the last entry looked at when the
  * scan limit cut the walk short, naming only its score (the walk finishes the score), so that it
  * names no entry the caller may not see; null when the index ended.
  */
-export async function walkIndex(ctx: StoreContext, index: ListedIndex, after: string | undefined, batch: number, take: (entries: Entry[]) => Promise<Entry[]>, limit: number): Promise<string | null> {
+export async function walkIndex<T>(
+  ctx: StoreContext,
+  index: ListedIndex,
+  after: string | undefined,
+  batch: number,
+  read: (entries: Entry[]) => Promise<Array<T | undefined>>,
+  limit: number,
+): Promise<{ items: T[]; next: string | null }> {
   let at = after === undefined ? null : parsePosition(after);
   let looked = 0;
-  const kept: Entry[] = [];
+  const kept: Array<{ item: T; entry: Entry }> = [];
+  const items = (): T[] => kept.slice(0, limit).map(({ item }) => item);
   for (;;) {
     const finishing = looked >= LISTING_SCAN_LIMIT && at !== null;
     const entries = await entriesAfter(ctx, index, at, batch, finishing);
     if (entries.length === 0) {
-      return finishing && at !== null ? at.score : null;
+      return { items: items(), next: finishing && at !== null ? at.score : null };
     }
-    kept.push(...(await take(entries)));
+    const listed = await read(entries);
+    entries.forEach((entry, i) => {
+      const item = listed[i];
+      if (item !== undefined) {
+        kept.push({ item, entry });
+      }
+    });
     looked += entries.length;
     at = entries[entries.length - 1];
     if (kept.length >= limit) {
-      const last = kept[limit - 1];
+      const last = kept[limit - 1].entry;
       // Something follows the last one given: the rest of this page, or of the index.
       // (A short page is the index's end, unless it was cut to the rest of a score.)
       const more = last !== at || ((finishing || entries.length === batch) && (await entriesAfter(ctx, index, last, 1)).length > 0);
-      return more ? formatPosition(last) : null;
+      return { items: items(), next: more ? formatPosition(last) : null };
     }
   }
 }

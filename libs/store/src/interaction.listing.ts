@@ -25,26 +25,21 @@ const LOG_PAGE = 500;
  * could have filled.
  */
 export async function listIndexed(ctx: StoreContext, tenant: string, index: ListedIndex, listing: InteractionListing): Promise<InteractionPage> {
-  const kept: Interaction[] = [];
-  const next = await walkIndex(
+  const { items, next } = await walkIndex(
     ctx,
     index,
     listing.after,
     Math.max(listing.limit, 100),
     async (entries) => {
       const found = await loadInteractions(ctx, tenant, entries.map((entry) => entry.id));
-      return entries.filter((entry) => {
-        const interaction = found.get(entry.id);
-        const keep = interaction?.status === 'open' && listing.keep(interaction);
-        if (keep) {
-          kept.push(interaction);
-        }
-        return keep;
+      return entries.map(({ id }) => {
+        const interaction = found.get(id);
+        return interaction?.status === 'open' && listing.keep(interaction) ? interaction : undefined;
       });
     },
     listing.limit,
   );
-  return { interactions: kept.slice(0, listing.limit), next };
+  return { interactions: items, next };
 }
 
 /**

@@ -25,8 +25,7 @@ export interface RunListFilter {
  */
 export async function listRuns(ctx: StoreContext, tenant: string, filter: RunListFilter): Promise<RunPage> {
   const key = ctx.keys.runIndex(tenant);
-  const kept: Run[] = [];
-  const next = await walkIndex(
+  const { items, next } = await walkIndex(
     ctx,
     { key, order: 'descending', idOf: (id) => id, memberOf: (id) => id },
     filter.after,
@@ -35,26 +34,17 @@ export async function listRuns(ctx: StoreContext, tenant: string, filter: RunLis
       const pipeline = ctx.redis.pipeline();
       entries.forEach(({ id }) => pipeline.hgetall(ctx.keys.run(tenant, id)));
       const replies = (await pipeline.exec()) ?? [];
-      const gone: string[] = [];
-      const keptHere = entries.filter((entry, i) => {
-        const hash = replies[i][1] as Record<string, string>;
-        if (!hash.status) {
-          gone.push(entry.id);
-          return false;
-        }
-        const run = toRun(tenant, entry.id, hash);
-        const keep = (!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner);
-        if (keep) {
-          kept.push(run);
-        }
-        return keep;
-      });
+      const hashes = replies.map(([, reply]) => reply as Record<string, string>);
+      const gone = entries.filter((_, i) => !hashes[i].status).map(({ id }) => id);
       if (gone.length > 0) {
         await ctx.redis.zrem(key, ...gone);
       }
-      return keptHere;
+      return entries.map(({ id }, i) => {
+        const run = hashes[i].status ? toRun(tenant, id, hashes[i]) : undefined;
+        return run && (!filter.status || run.status === filter.status) && (!filter.owner || run.owner === filter.owner) ? run : undefined;
+      });
     },
     filter.limit,
   );
-  return { runs: kept.slice(0, filter.limit), next };
+  return { runs: items, next };
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, SetMetadata, type CanActivate, type ExecutionContex
 import { Reflector } from '@nestjs/core';
 import { StoreUnavailableError } from '@parley/contracts';
 import type { RedisClient } from '@parley/platform';
-import { REDIS } from '@parley/store';
+import { REDIS, settlesWithin } from '@parley/store';
 
 /** How long a request waits for Redis to come back (a restart, a failover) before it is answered 503. */
 export const STORE_WAIT_MS = 2000;
@@ -59,14 +59,6 @@ function back(redis: RedisClient): Promise<void> {
 }
 
 async function ready(redis: RedisClient, withinMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeUp = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, withinMs);
-  });
-  try {
-    await Promise.race([back(redis), timeUp]);
-    return redis.status === 'ready';
-  } finally {
-    clearTimeout(timer);
-  }
+  await settlesWithin(back(redis), withinMs);
+  return redis.status === 'ready';
 }
