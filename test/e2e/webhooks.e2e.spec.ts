@@ -3,7 +3,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Queue, type Worker } from 'bullmq';
 import { WEBHOOK_QUEUE, webhookJobId } from '@parley/contracts';
-import { RedisKeys, WebhookStore, deliveryIdFor } from '@parley/store';
+import { metricsRegistry } from '@parley/platform';
+import { RedisKeys, WEBHOOK_GROUP, WebhookStore, deliveryIdFor } from '@parley/store';
 import { askerAgent, quickAgent } from '../support/agents';
 import { startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
@@ -119,6 +120,7 @@ describe('per-tenant webhooks', () => {
         webhookEndpointConcurrency: 2,
         webhookPauseMs: 60_000,
         webhookClaimIdleMs: 400,
+        webhookRouteTries: 10,
         anthropicApiKey: 'test-key',
         anthropicBaseUrl: fake.url,
         modelMaxRetries: 0,
@@ -522,6 +524,38 @@ describe('per-tenant webhooks', () => {
     }
     // Once it can be recorded, it is routed too (by a retry or the takeover of idle entries).
     await hook.waitFor('run.finished', poisoned);
+    await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
+  });
+
+  it('an event that fails on every read is given up after PARLEY_WEBHOOK_ROUTE_TRIES reads: acknowledged and counted, and the events after it go on', async () => {
+    const abandoned = async () => (await metricsRegistry.getSingleMetric('parley_webhook_events_abandoned_total')!.get()).values[0]?.value ?? 0;
+    const hook = await receiver();
+    const { webhook } = await create({ url: hook.url, events: ['run.finished'] });
+    await stack.stopInteractions();
+    const poisoned = await stack.startRun('quick', 'poisoned for good', member());
+    await stack.waitForStatus(poisoned, 'finished');
+    const finished = ((await stack.http('GET', `/v1/runs/${poisoned}/events?since=0`)).body.events as Array<{ type: string; seq: number }>).find((e) => e.type === 'run.finished')!;
+    const record = new RedisKeys(stack.config.prefix).webhookDelivery('acme', deliveryIdFor('acme', webhook.id, finished.seq));
+    await stack.redis.set(record, 'not a delivery');
+    const stream = new RedisKeys(stack.config.prefix).tenantEvents('acme');
+    const entryId = `0-${finished.seq}`;
+    const readsOf = async () => ((await stack.redis.xpending(stream, WEBHOOK_GROUP, entryId, entryId, 1)) as Array<[string, string, number, number]>)[0]?.[3];
+    const before = await abandoned();
+    try {
+      await stack.startInteractions();
+      // Read and failed, then retried by the takeover of idle entries until it has had its tries.
+      await waitFor(async () => ((await readsOf()) ?? 0) >= 2, { message: 'the poisoned event to be read again' });
+      await waitFor(async () => (await abandoned()) === before + 1, { timeoutMs: 30_000, message: 'the poisoned event to be given up' });
+      expect(await readsOf()).toBeUndefined();
+    } finally {
+      await stack.redis.del(record);
+    }
+    // Given up means no dispatcher reads it again, though it could be recorded now; later events are delivered.
+    const later = await stack.startRun('quick', 'later', member());
+    await hook.waitFor('run.finished', later);
+    await stack.waitForStatus(later, 'finished');
+    expect(hook.of('run.finished', poisoned)).toEqual([]);
+    expect(await abandoned()).toBe(before + 1);
     await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
   });
 

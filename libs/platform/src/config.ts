@@ -79,6 +79,7 @@ const EnvSchema = z.object({
   PARLEY_WEBHOOK_PAUSE_AFTER: z.coerce.number().int().min(1).max(1000).default(5),
   PARLEY_WEBHOOK_PAUSE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
   PARLEY_WEBHOOK_CLAIM_IDLE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  PARLEY_WEBHOOK_ROUTE_TRIES: z.coerce.number().int().min(2).max(1000).default(20),
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
   PARLEY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   /** Port of the service's operations server (/health/live, /health/ready, /metrics); "off" turns it off. */
@@ -183,6 +184,8 @@ export interface ParleyConfig {
   webhookPauseMs: number;
   /** Events a dispatcher read but did not finish for this long are taken over by another (checked as often). */
   webhookClaimIdleMs: number;
+  /** Reads of an event that failed to route (record its deliveries) after which it is given up: acknowledged, logged, counted. */
+  webhookRouteTries: number;
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
   shutdownGraceMs: number;
   /** Operations server port; undefined = the service's default (see OPS_PORT_DEFAULTS), 'off' = none. */
@@ -264,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookPauseAfter: e.PARLEY_WEBHOOK_PAUSE_AFTER,
     webhookPauseMs: e.PARLEY_WEBHOOK_PAUSE_MS,
     webhookClaimIdleMs: e.PARLEY_WEBHOOK_CLAIM_IDLE_MS,
+    webhookRouteTries: e.PARLEY_WEBHOOK_ROUTE_TRIES,
     shutdownGraceMs: e.PARLEY_SHUTDOWN_GRACE_MS,
     ...(e.PARLEY_OPS_PORT !== undefined ? { opsPort: e.PARLEY_OPS_PORT } : {}),
     opsHost: e.PARLEY_OPS_HOST ?? e.PARLEY_HOST,

@@ -6,9 +6,8 @@ import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry
 import type { StoredWebhook } from '@parley/contracts';
 import { EventChannelFollower } from './event-channel.follower';
 import { tenantOfMessage } from './event-channel.message';
+import { giveUpOverTried, type Entry } from './webhook.poison';
 import { WebhookRouter } from './webhook.router';
-
-type Entry = [id: string, fields: string[] | null];
 type StreamReply = Array<[key: string, entries: Entry[]]>;
 
 const BATCH = 100;
@@ -373,11 +372,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       }
       cursor = reply[0];
       try {
-        await this.handle(
-          tenant,
-          stream,
-          reply[1].filter(([, fields]) => fields !== null),
-        );
+        const claimed = reply[1].filter(([, fields]) => fields !== null);
+        const left = await giveUpOverTried(this.store.ctx.redis, { tenant, stream, consumer: this.consumer }, claimed, this.config.webhookRouteTries, this.logger);
+        await this.handle(tenant, stream, left);
       } catch (error) {
         // Pending with this consumer now, idle again after the claim time: the next pass takes them.
         this.logger.warn(`routing the events of tenant ${tenant} taken over: ${String(error)}`);

@@ -102,6 +102,11 @@ export const metrics = {
     help: 'Webhook deliveries recorded as failed without all their tries: their endpoint had more newer deliveries than its log keeps, or their job failed for good before a try was recorded',
     registers: [metricsRegistry],
   }),
+  webhookEventsAbandoned: new Counter({
+    name: 'parley_webhook_events_abandoned_total',
+    help: 'Events given up on their way to webhooks: recording their deliveries failed on every one of PARLEY_WEBHOOK_ROUTE_TRIES reads',
+    registers: [metricsRegistry],
+  }),
   socketConnections: new Gauge({
     name: 'parley_socket_connections',
     help: 'socket.io connections open on this gateway',
