@@ -584,7 +584,17 @@ describe('parley CLI (against a fake gateway)', () => {
       const json = cli('respond', '--json');
       expect(await json.exit).toBe(0);
       expect(JSON.parse(json.out)).toHaveLength(100);
-      expect(json.err).toBe('more open interactions may wait past these 100 (soonest deadline first): answer some, or narrow with --run\n');
+      expect(json.err).toBe('more open interactions may wait past these 100 (soonest deadline first): parley respond --after 100\n');
+      const rest = cli('respond', '--json', '--after', '100');
+      expect(await rest.exit).toBe(0);
+      expect((JSON.parse(rest.out) as Array<{ prompt: string }>).map((row) => row.prompt)).toEqual(['more 99']);
+      expect(rest.err).toBe('');
+      const byRun = cli('respond', '--json', '--run', interaction.runId);
+      expect(await byRun.exit).toBe(0);
+      expect(byRun.err).toBe(`more open interactions may wait past these 100 (soonest deadline first): parley respond --after 100 --run ${interaction.runId}\n`);
+      const mixed = cli('respond', interaction.id, '--approve', '--after', '100');
+      expect(await mixed.exit).toBe(2);
+      expect(mixed.err).toContain('--after pages the listing');
     });
 
     it('answers with a choice and prints the resolved interaction', async () => {

@@ -18,6 +18,7 @@ interface RespondOptions {
   run?: string | boolean;
   dir?: string;
   reason?: string;
+  after?: string;
 }
 
 export function registerRespondCommand(program: Command, action: ActionFactory): void {
@@ -35,6 +36,7 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
     .option('--run [runId]', 'tool approval: allow such calls for the rest of the run; when listing: only this run (give its id)')
     .option('--dir <folder>', 'tool approval of a file tool, with --stage or --run: grant this folder instead of the file ("" = whole workspace)')
     .option('--reason <text>', 'tool approval, with --deny: why, told to the model')
+    .option('--after <cursor>', 'when listing: the page after the one that printed this cursor')
     .addHelpText(
       'after',
       [
@@ -60,6 +62,9 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
           dir: options.dir,
           reason: options.reason,
         };
+        if (id !== undefined && options.after !== undefined) {
+          throw new UsageError('--after pages the listing: give it without an interaction id (parley respond --after <cursor>)');
+        }
         if (id === undefined) {
           if (options.run === true && !hasAnswerFlags({ ...flags, run: false })) {
             throw new UsageError('--run needs a run id to filter the listing (parley respond --run <runId>)');
@@ -67,7 +72,7 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
           if (hasAnswerFlags(flags)) {
             throw new UsageError('give the id of the interaction to answer (parley respond <id> ...)');
           }
-          return listOpen(ctx, typeof options.run === 'string' ? options.run : undefined);
+          return listOpen(ctx, typeof options.run === 'string' ? options.run : undefined, options.after);
         }
         if (typeof options.run === 'string') {
           throw new UsageError(
@@ -79,8 +84,8 @@ export function registerRespondCommand(program: Command, action: ActionFactory):
     );
 }
 
-async function listOpen(ctx: CliContext, runId: string | undefined): Promise<number> {
-  const { interactions, next } = await ctx.api().listInteractions({ status: 'open', runId });
+async function listOpen(ctx: CliContext, runId: string | undefined, after: string | undefined): Promise<number> {
+  const { interactions, next } = await ctx.api().listInteractions({ status: 'open', runId, after });
   if (ctx.json) {
     ctx.printJson(interactions.map(summarizeInteraction));
   } else if (interactions.length === 0) {
@@ -89,7 +94,8 @@ async function listOpen(ctx: CliContext, runId: string | undefined): Promise<num
     ctx.write(formatInteractionsTable(interactions, new Date()));
   }
   if (next !== null) {
-    ctx.warn(`more open interactions may wait past these ${interactions.length} (soonest deadline first): answer some, or narrow with --run`);
+    // On stderr, so that --json output stays one array.
+    ctx.warn(`more open interactions may wait past these ${interactions.length} (soonest deadline first): parley respond --after ${next}${runId === undefined ? '' : ` --run ${runId}`}`);
   }
   return EXIT.ok;
 }
