@@ -44,6 +44,9 @@ const twoQuestions = {
   limits: { max_iterations: 5, interaction_timeout_secs: 0 },
 };
 
+/** The writer under another name: the queue's paging test filters on it. */
+const PAGED = 501;
+
 const writer = {
   name: 'writer',
   model: {
@@ -89,7 +92,11 @@ describe('the web console, in a real browser', () => {
 
   beforeAll(async () => {
     [build, browser] = await Promise.all([buildConsole(), launchChromium()]);
-    stack = await TestStack.start({ agentsDir: writeAgents([everyKind, twoQuestions, writer]), overrides: { consoleDir: build.dir } });
+    stack = await TestStack.start({
+      agentsDir: writeAgents([everyKind, twoQuestions, writer, { ...writer, name: 'paged' }]),
+      // The paging test opens more approvals than a member may start runs per minute.
+      overrides: { consoleDir: build.dir, limitUserRunsPerMinute: 0, limitRunsPerMinute: 0, limitConcurrentRuns: 0, limitOpenInteractions: 0 },
+    });
   }, 120_000);
 
   afterEach(async () => {
@@ -396,6 +403,34 @@ describe('the web console, in a real browser', () => {
       await card.getByTestId('approval-resolved').getByText('resolved by bob (denied)').waitFor();
       await card.waitFor({ state: 'detached' });
     });
+  });
+
+  describe('approval queue, paged', () => {
+    it('shows the queue 500 at a time: Next page goes on past the last card, First page goes back', async () => {
+      const runs: string[] = [];
+      for (let i = 0; i < PAGED; i += 25) {
+        runs.push(...(await Promise.all(Array.from({ length: Math.min(25, PAGED - i) }, (_, n) => stack.startRun('paged', `page ${i + n}`, alice())))));
+      }
+      const queueHead = async () => (await stack.http('GET', '/v1/approvals?agent=paged&limit=500', undefined, ada())).body as { approvals: unknown[]; next: string | null };
+      await waitFor(async () => (await queueHead()).next !== null, { timeoutMs: 60_000, message: `${PAGED} approvals to be open` });
+      const page = await open(ada(), '/approvals');
+      await page.getByTestId('filter-agent').fill('paged');
+      await page.getByTestId('filter-apply').click();
+      const cards = page.getByTestId('approval-card');
+      await waitFor(async () => (await cards.count()) === 500, { timeoutMs: 20_000, message: 'the first page of 500 cards' });
+      expect(await page.getByTestId('approvals-first').count()).toBe(0);
+
+      await page.getByTestId('approvals-next').click();
+      await waitFor(async () => (await cards.count()) === PAGED - 500, { timeoutMs: 20_000, message: 'the second page' });
+      expect(await page.getByTestId('approvals-next').count()).toBe(0);
+      const onPageTwo = await cards.first().getAttribute('data-interaction-id');
+      const firstPage = (await queueHead()).approvals as Array<{ id: string }>;
+      expect(firstPage.map((ix) => ix.id)).not.toContain(onPageTwo);
+
+      await page.getByTestId('approvals-first').click();
+      await waitFor(async () => (await cards.count()) === 500, { timeoutMs: 20_000, message: 'the first page of 500 cards' });
+      await Promise.all(runs.map((runId) => stack.http('POST', `/v1/runs/${runId}/stop`, {}, alice())));
+    }, 180_000);
   });
 
   describe('live', () => {

@@ -70,9 +70,12 @@ export class HttpClient {
     return this.request('POST', `/v1/interactions/${encodeURIComponent(interactionId)}/answer`, body);
   }
 
-  /** The first 500 of the queue (the most a page holds); `next` is non-null when more wait past them. */
-  approvals(filter: ApprovalFilter): Promise<{ approvals: Interaction[]; next: string | null }> {
+  /** A page of the queue: the first 500 (the most a page holds), or those past `after`; `next` is non-null when more may wait past them. */
+  approvals(filter: ApprovalFilter, after?: string): Promise<{ approvals: Interaction[]; next: string | null }> {
     const query = new URLSearchParams({ limit: '500' });
+    if (after !== undefined) {
+      query.set('after', after);
+    }
     for (const [key, value] of Object.entries(filter)) {
       if (typeof value === 'string' && value.trim() !== '') {
         query.set(key, value.trim());

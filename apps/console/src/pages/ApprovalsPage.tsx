@@ -26,7 +26,14 @@ export function ApprovalsPage() {
   const { http, session } = useApp();
   const [draft, setDraft] = useState<ApprovalFilter>({});
   const [filter, setFilter] = useState<ApprovalFilter>({});
-  const list = useLiveData(() => http.approvals(filter), isApprovalEvent, [filter.agent, filter.tool, filter.runId]);
+  /** The cursors of the pages before this one (a page is the queue past its cursor; the first has none). */
+  const [pages, setPages] = useState<string[]>([]);
+  const after = pages[pages.length - 1];
+  const list = useLiveData(() => http.approvals(filter, after), isApprovalEvent, [filter.agent, filter.tool, filter.runId, after]);
+  const applyFilter = (next: ApprovalFilter): void => {
+    setFilter(next);
+    setPages([]);
+  };
   const [gone, setGone] = useState<Map<string, Gone>>(new Map());
   const shown = useRef<Map<string, Interaction>>(new Map());
   /** Resolved cards never come back from a list that was loaded before the resolution. */
@@ -75,7 +82,7 @@ export function ApprovalsPage() {
         class="filters"
         onSubmit={(event) => {
           event.preventDefault();
-          setFilter({ ...draft });
+          applyFilter({ ...draft });
         }}
       >
         {(['agent', 'tool', 'runId'] as const).map((key) => (
@@ -99,7 +106,7 @@ export function ApprovalsPage() {
             class="secondary"
             onClick={() => {
               setDraft({});
-              setFilter({});
+              applyFilter({});
             }}
           >
             Clear
@@ -107,10 +114,24 @@ export function ApprovalsPage() {
         </div>
       </form>
       <FormError message={list.error ? describeError(list.error) : undefined} />
-      {list.data?.next ? (
-        <p class="muted" data-testid="approvals-more">
-          More approvals may wait past these {list.data.approvals.length}: narrow the queue with the filters.
-        </p>
+      {list.data?.next || pages.length > 0 ? (
+        <nav class="pager" data-testid="approvals-pager">
+          {pages.length > 0 ? (
+            <button type="button" class="secondary" data-testid="approvals-first" onClick={() => setPages([])}>
+              First page
+            </button>
+          ) : null}
+          {list.data?.next ? (
+            <>
+              <span class="muted" data-testid="approvals-more">
+                More approvals may wait past these {list.data.approvals.length}.
+              </span>
+              <button type="button" class="secondary" data-testid="approvals-next" onClick={() => setPages([...pages, list.data!.next!])}>
+                Next page
+              </button>
+            </>
+          ) : null}
+        </nav>
       ) : null}
       {!list.data ? (
         <p class="muted">Loading…</p>
