@@ -130,7 +130,7 @@ async function parkOne(
   }
   // As the worker does: without this, a tenant whose earliest deadline this is has no timer to fire it.
   if (parked.deadlineTimer !== null) {
-    await queues.scheduleDeadlineTimer(tenant, parked.deadlineTimer);
+    await queues.scheduleDeadlineTimer(tenant, parked.deadlineTimer, store.ctx.clock.nowMs());
   }
   return { runId, interactionId, late: deadlineMs < Date.now(), timer: parked.deadlineTimer !== null };
 }

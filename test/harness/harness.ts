@@ -25,6 +25,8 @@ export interface HarnessOptions {
   agents: Array<Record<string, unknown> & { name: string }>;
   /** Extra environment of every service, e.g. `{ PARLEY_LEASE_MS: '2000' }`. */
   env?: Record<string, string>;
+  /** Extra environment of one service, by name (`worker-1`, `interactions-2`, …), over `env`. */
+  serviceEnv?: Record<string, Record<string, string>>;
   /** @defaultValue REDIS_URL, else redis://127.0.0.1:6379 */
   redisUrl?: string;
   /** Redis Cluster seed nodes (host:port): the services get REDIS_CLUSTER_NODES, the harness a cluster client. */
@@ -315,6 +317,7 @@ export class Harness {
       PARLEY_HARNESS_PARENT_PID: String(process.pid),
       ...(port === undefined ? {} : { PORT: String(port) }),
       ...this.options.env,
+      ...this.options.serviceEnv?.[name],
     };
   }
 

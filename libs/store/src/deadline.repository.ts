@@ -23,7 +23,7 @@ export class DeadlineRepository {
    * (what resolve-interaction does for each, claims aside). `dropped`: entries of interactions that
    * were no longer open.
    */
-  async expireDue(tenant: string, limit: number, now = new Date()): Promise<{ expired: Expired[]; dropped: number }> {
+  async expireDue(tenant: string, limit: number, now = this.ctx.clock.now()): Promise<{ expired: Expired[]; dropped: number }> {
     const k = this.ctx.keys;
     const { keys, args } = this.ctx.prologue(tenant, '', '', now);
     const reply = (await this.ctx.scripts.run(

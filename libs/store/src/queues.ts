@@ -97,14 +97,17 @@ export class ParleyQueues {
   }
 
   /**
-   * A tenant's deadline timer job, due at `dueMs`. Removed once done (complete or failed), so the
-   * same due time can be scheduled again by the sweeper if its deadlines are still filed.
+   * A tenant's deadline timer job, due at `dueMs` of Redis's clock (`redisNowMs`: that clock now, as
+   * the caller reads it). Its delayed score is `dueMs` itself (the job's timestamp is on Redis's
+   * clock too), whatever the caller's host clock says; BullMQ promotes it when the promoting host's
+   * clock reaches that. Removed once done (complete or failed), so the same due time can be
+   * scheduled again by the sweeper if its deadlines are still filed.
    */
-  async scheduleDeadlineTimer(tenant: string, dueMs: number): Promise<void> {
+  async scheduleDeadlineTimer(tenant: string, dueMs: number, redisNowMs: number): Promise<void> {
     await this.deadlines.add(
       'due',
       { tenant },
-      { jobId: jobIds.deadlineTimer(tenant, dueMs), delay: Math.max(0, dueMs - Date.now()), removeOnComplete: true, removeOnFail: true, attempts: 10, backoff: { type: 'exponential', delay: 500 } },
+      { jobId: jobIds.deadlineTimer(tenant, dueMs), timestamp: redisNowMs, delay: Math.max(0, dueMs - redisNowMs), removeOnComplete: true, removeOnFail: true, attempts: 10, backoff: { type: 'exponential', delay: 500 } },
     );
   }
 

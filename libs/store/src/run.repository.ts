@@ -219,7 +219,8 @@ export class RunRepository {
    */
   async park(lease: Lease, waitReason: WaitReason, pendingId: string, open?: InteractionRequest, record: LogEntry | LogEntry[] = [], events: EventDraft[] = []): Promise<ParkResult> {
     const entries = Array.isArray(record) ? record : [record];
-    const now = new Date();
+    // Its deadline is filed on Redis's clock, which the deadline timer judges it by.
+    const now = this.ctx.clock.now();
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner, now);
     const k = this.ctx.keys;
     const runKey = k.run(lease.tenant, lease.runId);

@@ -64,7 +64,7 @@ return result
 
 /** Helpers a script gets when it calls them (the emit prologue calls them all), each named by one of its functions. */
 const HELPERS = [
-  { file: 'clock.lua', call: 'leaseClockMs(' },
+  { file: 'clock.lua', call: 'redisClockMs(' },
   { file: 'seqs.lua', call: 'firstPackedAbove(' },
 ] as const;
 

@@ -2,6 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '@parley/platform';
 import type { EventDraft } from '@parley/contracts';
 import { RedisKeys } from './keys';
+import { RedisClock } from './redis-clock';
 import { Scripts } from './scripts';
 
 export interface StoreOptions {
@@ -17,6 +18,8 @@ export interface StoreOptions {
 export class StoreContext {
   readonly keys: RedisKeys;
   readonly scripts: Scripts;
+  /** Redis's clock as this process reads it: what deadlines are filed and judged on. */
+  readonly clock: RedisClock;
   private readonly knownTenants = new Set<string>();
 
   constructor(
@@ -25,6 +28,7 @@ export class StoreContext {
   ) {
     this.keys = new RedisKeys(options.prefix, { cluster: options.cluster });
     this.scripts = new Scripts(redis);
+    this.clock = new RedisClock(redis);
     // A Redis that came back (a restart from an AOF that lost its last second, a failover) may have
     // lost a tenant noted just before: note each again, or the sweeper would never visit it.
     redis.on('ready', () => this.knownTenants.clear());

@@ -35,19 +35,20 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
   async process(job: Job<DeadlineJob>, token?: string): Promise<DeadlineSweep> {
     const { tenant } = parseOrThrow(DeadlineJobSchema, job.data, 'deadline job');
     const sweep: DeadlineSweep = { expired: 0, dropped: 0, next: null };
+    const clock = this.store.ctx.clock;
     // What fell due while this job swept is swept by it too, not left to a job of its own.
     do {
       await this.sweepDue(tenant, sweep);
       sweep.next = await this.store.deadlines.rearm(tenant);
-    } while (sweep.next !== null && sweep.next <= Date.now());
+    } while (sweep.next !== null && sweep.next <= clock.nowMs());
     if (sweep.next !== null) {
       if (job.id === jobIds.deadlineTimer(tenant, sweep.next)) {
-        // Due by another process's clock, not yet by this one's: a new job of this id would be a
-        // no-op (it is this job), so this job waits for it itself.
-        await job.moveToDelayed(sweep.next, token);
+        // Promoted by a host clock that runs ahead of Redis's (deadlines are judged on Redis's): a
+        // new job of this id would be a no-op (it is this job), so this job waits for it itself.
+        await job.moveToDelayed(clock.hostMsOf(sweep.next), token);
         throw new DelayedError();
       }
-      await this.queues.scheduleDeadlineTimer(tenant, sweep.next);
+      await this.queues.scheduleDeadlineTimer(tenant, sweep.next, clock.nowMs());
     }
     return sweep;
   }
@@ -83,7 +84,7 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
   }
 
   private observe(tenant: string, expired: Expired[]): void {
-    const now = Date.now();
+    const now = this.store.ctx.clock.nowMs();
     for (const { interactionId, runId, deadlineMs } of expired) {
       const lateMs = Math.max(0, now - deadlineMs);
       metrics.deadlineLateness.observe(lateMs / 1000);

@@ -114,7 +114,8 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     return counts;
   }
 
-  async sweep(now = Date.now()): Promise<SweepCounts> {
+  /** `now`: Redis's clock, which leases and deadlines are judged on. */
+  async sweep(now = this.store.ctx.clock.nowMs()): Promise<SweepCounts> {
     const counts: SweepCounts = { tenants: 0, swept: 0, runsChecked: 0, requeued: 0, revived: 0, deadlines: 0, cascades: 0, failed: 0, errors: 0 };
     const tenants = await this.store.ctx.redis.smembers(this.store.ctx.keys.tenants());
     counts.tenants = tenants.length;
@@ -275,7 +276,7 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     if (standing === 'completed' || standing === 'failed') {
       await this.queues.deadlines.remove(id);
     }
-    await this.queues.scheduleDeadlineTimer(tenant, earliest);
+    await this.queues.scheduleDeadlineTimer(tenant, earliest, now);
     this.logger.warn({ msg: 'sweeper rescheduled a lost deadline timer', tenant, due: new Date(earliest).toISOString() });
     return true;
   }

@@ -256,7 +256,7 @@ export class RunEngine {
         data: { toolUseId: call.toolUseId, effectId: call.effectId, name: call.name, input: call.input },
       })),
     ];
-    const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: new Date().toISOString() };
+    const entry: LogEntry = { type: 'assistant', text: turn.text, toolCalls, at: this.resources.store.ctx.clock.now().toISOString() };
     if (turn.stopReason === 'max_tokens') {
       return this.cutOff(lease, run, entry, events, conversation.iterations);
     }
@@ -312,7 +312,7 @@ export class RunEngine {
     switch (parked.status) {
       case 'parked':
         if (parked.deadlineTimer !== null) {
-          await this.resources.queues.scheduleDeadlineTimer(lease.tenant, parked.deadlineTimer);
+          await this.resources.queues.scheduleDeadlineTimer(lease.tenant, parked.deadlineTimer, this.resources.store.ctx.clock.nowMs());
         }
         return { status: 'parked', interactionId: settled.interactionId };
       case 'continue':
@@ -347,7 +347,7 @@ export class RunEngine {
     const messageId = `nudge-${iteration}`;
     return this.resources.logs.append(
       lease,
-      { type: 'user_message', messageId, text: `To move on from stage ${stage.name}, ${how}.`, by: { kind: 'system' }, at: new Date().toISOString() },
+      { type: 'user_message', messageId, text: `To move on from stage ${stage.name}, ${how}.`, by: { kind: 'system' }, at: this.resources.store.ctx.clock.now().toISOString() },
       [{ type: 'message.injected', data: { messageIds: [messageId] } }],
     );
   }

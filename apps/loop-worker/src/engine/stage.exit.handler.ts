@@ -32,6 +32,11 @@ export class StageExit {
     private readonly hooks: ExitHooks,
   ) {}
 
+  /** Log entries are stamped on Redis's clock: a checkpoint's deadline counts from its stamp. */
+  private stamp(): string {
+    return this.resources.store.ctx.clock.now().toISOString();
+  }
+
   async leave(lease: Lease, view: RunView, call: ToolCall): Promise<SettleResult> {
     const destination = this.destination(view, call);
     if ('error' in destination) {
@@ -44,7 +49,7 @@ export class StageExit {
     const output = destination.kind === 'finish' ? destination.summary : destination.output;
     const region = regionOf(stage);
     if (!view.conversation.documentOrigins.has(call.effectId)) {
-      return this.append(lease, { type: 'document', region, text: output, source: 'model', origin: call.effectId, at: now() }, [
+      return this.append(lease, { type: 'document', region, text: output, source: 'model', origin: call.effectId, at: this.stamp() }, [
         { type: 'document.updated', data: { region, source: 'model' } },
       ]);
     }
@@ -57,13 +62,13 @@ export class StageExit {
     });
     switch (step.kind) {
       case 'present': {
-        const entry: LogEntry = { type: 'checkpoint', effectId: call.effectId, interactionId: randomUUID(), ref: step.ref, prompt: step.prompt, at: now() };
+        const entry: LogEntry = { type: 'checkpoint', effectId: call.effectId, interactionId: randomUUID(), ref: step.ref, prompt: step.prompt, at: this.stamp() };
         return this.hooks.askAndPark(lease, view.agent, { interactionId: entry.interactionId, waitReason: 'checkpoint', prompt: step.prompt, at: entry.at, checkpoint: step.ref }, entry);
       }
       case 'settle':
         return this.append(
           lease,
-          { type: 'checkpoint', effectId: call.effectId, interactionId: randomUUID(), ref: step.ref, prompt: step.prompt, auto: true, at: now() },
+          { type: 'checkpoint', effectId: call.effectId, interactionId: randomUUID(), ref: step.ref, prompt: step.prompt, auto: true, at: this.stamp() },
           [{ type: 'checkpoint.proceeded', data: { stage: stage.name, point: step.ref.point, why: step.why } }],
         );
       case 'wait': {
@@ -74,7 +79,7 @@ export class StageExit {
         return this.hooks.askAndPark(lease, view.agent, { interactionId: asked.interactionId, waitReason: 'checkpoint', prompt: asked.prompt, at: asked.at, checkpoint: asked.ref });
       }
       case 'adopt':
-        return this.append(lease, { type: 'document', region, text: step.text, source: 'person', origin: step.interactionId, at: now() }, [
+        return this.append(lease, { type: 'document', region, text: step.text, source: 'person', origin: step.interactionId, at: this.stamp() }, [
           { type: 'document.updated', data: { region, source: 'person' } },
         ]);
       case 'revise':
@@ -106,7 +111,7 @@ export class StageExit {
 
   /** The exit call's result, and the stage move (or the run's end) in the same step. */
   private async moveOn(lease: Lease, view: RunView, call: ToolCall, destination: Destination, notes: string[], events: EventDraft[]): Promise<SettleResult> {
-    const at = now();
+    const at = this.stamp();
     const approvedBy = notes.length > 0 ? { notes } : {};
     if (destination.kind === 'finish') {
       const appended = await this.resources.logs.append(lease, this.resultEntry(call, okResult({ ...approvedBy }), at), [this.resultEvent(call, okResult({ ...approvedBy })), ...events]);
@@ -188,6 +193,4 @@ function toVisitCheckpoint(record: RunView['conversation']['visit'][number]): Vi
   };
 }
 
-function now(): string {
-  return new Date().toISOString();
-}
+

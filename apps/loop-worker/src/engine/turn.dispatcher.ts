@@ -60,6 +60,11 @@ export class TurnDispatcher {
     });
   }
 
+  /** Log entries are stamped on Redis's clock: a question's deadline counts from its stamp. */
+  private stamp(): string {
+    return this.resources.store.ctx.clock.now().toISOString();
+  }
+
   async settle(lease: Lease, view: RunView, calls: OpenCall[]): Promise<SettleResult> {
     const { agent } = view;
     const offered = new Set(toolsOffered(view));
@@ -192,7 +197,7 @@ export class TurnDispatcher {
       parentLeaseToken: lease.token,
       ...(child.stages[0] ? { stage: child.stages[0].name } : {}),
     });
-    const at = new Date().toISOString();
+    const at = this.stamp();
     const appended = await this.resources.logs.append(lease, { type: 'child', effectId: call.effectId, childRunId, agent: child.name, at }, [
       { type: 'child.started', data: { childRunId, agent: child.name } },
     ]);
@@ -278,7 +283,7 @@ export class TurnDispatcher {
   }
 
   private question(call: ToolCall, prompt: Prompt): Question {
-    return { type: 'question', toolUseId: call.toolUseId, effectId: call.effectId, interactionId: randomUUID(), prompt, at: new Date().toISOString() };
+    return { type: 'question', toolUseId: call.toolUseId, effectId: call.effectId, interactionId: randomUUID(), prompt, at: this.stamp() };
   }
 
   private parkOn(lease: Lease, agent: AgentDefinition, question: Question, waitReason: WaitReason, record?: Question): Parking {
@@ -352,7 +357,7 @@ export class TurnDispatcher {
   }
 
   record(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval): Promise<AppendResult> {
-    const at = new Date().toISOString();
+    const at = this.stamp();
     const { toolUseId, effectId, name } = call;
     return this.resources.logs.append(
       lease,

@@ -10,7 +10,7 @@
 -- A job numbered above the wake counter of a run that has not ended raises it to its number (raiseWakeTo).
 -- The run (and the part of its log the worker lacks) comes back with the lease, so that the
 -- worker's first round trip is this one. Leases are timed on Redis's clock (includes/clock.lua).
-local leaseNowMs = leaseClockMs()
+local leaseNowMs = redisClockMs()
 local run = redis.call('HMGET', KEYS[4], 'status', 'owner', 'parentRunId', 'wake')
 local status = run[1]
 if not status then

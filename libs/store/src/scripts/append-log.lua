@@ -10,7 +10,7 @@ local blocked = blockedStep(KEYS[4], ARGV[8])
 if blocked then
   return {blocked}
 end
-redis.call('HSET', KEYS[4], 'leaseUntil', leaseClockMs() + tonumber(ARGV[9]))
+redis.call('HSET', KEYS[4], 'leaseUntil', redisClockMs() + tonumber(ARGV[9]))
 local length = redis.call('LLEN', KEYS[5])
 local entries = tonumber(ARGV[11])
 -- Only an append of entries needs it (events alone, e.g. streamed deltas, come every few ms).

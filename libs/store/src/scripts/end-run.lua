@@ -20,7 +20,7 @@ if ARGV[8] ~= '' and not holdsLease(KEYS[4], ARGV[8]) then
   return {'lost'}
 end
 if ARGV[8] == '' and (status == 'waiting'
-    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > leaseClockMs())
+    or (status == 'running' and tonumber(redis.call('HGET', KEYS[4], 'leaseUntil') or '0') > redisClockMs())
     or (ARGV[17] ~= '' and (redis.call('HGET', KEYS[4], 'wake') or '0') ~= ARGV[17])) then
   raiseWakeTo(KEYS[4], ARGV[17])
   return {'lost'}

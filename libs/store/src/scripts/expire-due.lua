@@ -1,7 +1,7 @@
 -- expire-due: a tenant's deadline timer resolves, in one step, up to ARGV[8] open interactions whose
 -- deadline has passed, each as resolve-interaction would for a deadline: status `expired` by
 -- {kind: deadline}, out of the indexes, the `answer` log entry, `interaction.resolved` and a wake of
--- its run. Claims do not bind a deadline.
+-- its run. Claims do not bind a deadline. A deadline has passed when Redis's clock (TIME) reached it.
 -- KEYS[1..3] emit prologue (KEYS[3] unused: each run's own seqs are named from ARGV[11])
 -- KEYS[4] tenant open-interaction index (ids by deadline)  KEYS[5] tenant open-approval index (keys)
 -- ARGV[1..7] emit prologue (run id and owner unused)  ARGV[8] most to expire  ARGV[9] retention (s)
@@ -10,7 +10,8 @@
 -- ARGV[12] the "no deadline" score (entries from there on wait forever)
 -- Result: flat list of {interaction id, run id, wake counter or -1, deadline ms} per expired interaction,
 --   then the count of entries dropped because their interaction was no longer open
-local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. math.min(NOW_MS + 1, tonumber(ARGV[12])), 'WITHSCORES', 'LIMIT', 0, ARGV[8])
+-- Due by Redis's clock, not the caller's: hosts whose clocks disagree agree on when a deadline passed.
+local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. math.min(redisClockMs() + 1, tonumber(ARGV[12])), 'WITHSCORES', 'LIMIT', 0, ARGV[8])
 local by = '{"kind":"deadline"}'
 local out = {}
 local dropped = 0

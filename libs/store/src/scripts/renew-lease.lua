@@ -5,5 +5,5 @@
 if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then
   return 0
 end
-redis.call('HSET', KEYS[1], 'leaseUntil', leaseClockMs() + tonumber(ARGV[2]))
+redis.call('HSET', KEYS[1], 'leaseUntil', redisClockMs() + tonumber(ARGV[2]))
 return 1

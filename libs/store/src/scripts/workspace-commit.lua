@@ -12,7 +12,7 @@ local done = redis.call('HGET', KEYS[3], ARGV[2])
 if done then
   return {'replayed', done}
 end
-redis.call('HSET', KEYS[1], 'leaseUntil', leaseClockMs() + tonumber(ARGV[4]))
+redis.call('HSET', KEYS[1], 'leaseUntil', redisClockMs() + tonumber(ARGV[4]))
 local writes = tonumber(ARGV[6])
 local firstDelete = 7 + 2 * writes
 local total = tonumber(redis.call('HGET', KEYS[1], 'wsBytes') or '0')

@@ -10,7 +10,7 @@ local done = redis.call('HGET', KEYS[3], ARGV[2])
 if done then
   return {'replayed', done}
 end
-redis.call('HSET', KEYS[1], 'leaseUntil', leaseClockMs() + tonumber(ARGV[7]))
+redis.call('HSET', KEYS[1], 'leaseUntil', redisClockMs() + tonumber(ARGV[7]))
 local path = ARGV[4]
 local before = redis.call('HSTRLEN', KEYS[2], path)
 local existed = redis.call('HEXISTS', KEYS[2], path) == 1

@@ -1,5 +1,5 @@
--- Redis's own clock, read at most once per script: the floor of event seqs (includes/emit.lua) and
--- the lease clock.
+-- Redis's own clock, read at most once per script: the floor of event seqs (includes/emit.lua), the
+-- lease clock and the clock deadlines are judged by (expire-due.lua).
 local clockSeconds, clockMicros = nil, nil
 local function redisTime()
   if not clockSeconds then
@@ -9,11 +9,11 @@ local function redisTime()
   return clockSeconds, clockMicros
 end
 
--- Leases are taken, extended and judged in epoch ms of this clock, never of a caller's: workers run
--- on hosts whose clocks disagree, and on their own clocks one ahead by more than a lease would take
+-- Leases are taken, extended and judged, and deadlines judged, in epoch ms of this clock, never of a
+-- caller's: workers run on hosts whose clocks disagree, and on their own clocks one ahead by more than a lease would take
 -- over a live lease (and run a model call or a command a second time), one behind would extend its
 -- lease into the past. Redis 7 replicates a script's effects, so TIME may precede writes.
-local function leaseClockMs()
+local function redisClockMs()
   local seconds, micros = redisTime()
   return seconds * 1000 + math.floor(micros / 1000)
 end

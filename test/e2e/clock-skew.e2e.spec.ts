@@ -1,0 +1,78 @@
+/**
+ * Hosts whose clocks disagree: a loop-worker and an interaction-service run (as processes) with
+ * their clocks shifted by libfaketime, 20 s apart from Redis's and from each other. A deadline is
+ * filed and judged on Redis's clock, so the question still waits its timeout, no less and not much
+ * more, and its times read true.
+ */
+import { existsSync } from 'node:fs';
+import type { Interaction } from '@parley/contracts';
+import { Harness } from '../harness/harness';
+import { waitFor } from '../support/wait-for';
+
+const TIMEOUT_SECS = 3;
+const SKEW = '20s';
+const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((path) => existsSync(path));
+
+/** The environment that shifts a process's wall clock by `shift` (e.g. "+20s"); its monotonic clock (timers) is left alone. */
+function shiftedClock(shift: string): Record<string, string> {
+  if (!LIBFAKETIME) {
+    throw new Error('libfaketime is not installed (apt-get install -y faketime)');
+  }
+  return { LD_PRELOAD: LIBFAKETIME, FAKETIME: shift, FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+}
+
+const asker = {
+  name: 'asker',
+  model: {
+    provider: 'scripted',
+    turns: [{ tool_calls: [{ name: 'ask_user_text', input: { question: 'Anyone there?' } }] }, { tool_calls: [{ name: 'finish', input: { summary: 'answer: {{last_answer}}' } }] }],
+  },
+  tools: ['ask_user_text', 'finish'],
+  limits: { max_iterations: 4, interaction_timeout_secs: TIMEOUT_SECS },
+};
+
+describe.each([
+  { scenario: 'a loop-worker 20 s behind and an interaction-service 20 s ahead', worker: `-${SKEW}`, interactions: `+${SKEW}` },
+  { scenario: 'a loop-worker 20 s ahead', worker: `+${SKEW}`, interactions: undefined },
+])('deadlines with $scenario', ({ worker, interactions }) => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await Harness.start({
+      name: 'clock-skew',
+      agents: [asker],
+      serviceEnv: { 'worker-1': shiftedClock(worker), ...(interactions ? { 'interactions-1': shiftedClock(interactions) } : {}) },
+    });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('a question waits its timeout on the true clock, and its times are true', async () => {
+    const runId = await h.startRun(1, 'asker');
+    const interactionId = (await waitFor(() => h.openQuestion(runId), { message: 'the question to open' }))!;
+    const seenOpenAt = Date.now();
+    const read = async () => (await h.http<{ interaction: Interaction }>(1, 'GET', `/v1/interactions/${interactionId}`)).body.interaction;
+    const opened = await read();
+    const deadline = Date.parse(opened.deadline!);
+    // The timeout counts from the question's log entry, stamped a moment before the interaction opened.
+    expect(deadline - Date.parse(opened.createdAt)).toBeGreaterThan(TIMEOUT_SECS * 1000 - 500);
+    expect(deadline - Date.parse(opened.createdAt)).toBeLessThanOrEqual(TIMEOUT_SECS * 1000);
+    // Filed on Redis's clock (this host's), not the worker's shifted one.
+    expect(Math.abs(Date.parse(opened.createdAt) - seenOpenAt)).toBeLessThan(2000);
+
+    const expired = (await waitFor(async () => {
+      const now = await read();
+      return now.status === 'open' ? undefined : { interaction: now, seenAt: Date.now() };
+    }, { timeoutMs: (TIMEOUT_SECS + 15) * 1000, intervalMs: 25, message: 'the deadline to resolve the question' }))!;
+    expect(expired.interaction.status).toBe('expired');
+    // Never before its deadline, and soon after it (a timer the shifted interaction-service promoted early waited again).
+    expect(expired.seenAt).toBeGreaterThanOrEqual(deadline);
+    expect(expired.seenAt - deadline).toBeLessThan(3000);
+    const resolvedAt = Date.parse(expired.interaction.resolvedAt!);
+    expect(resolvedAt).toBeGreaterThanOrEqual(deadline);
+    expect(resolvedAt).toBeLessThanOrEqual(expired.seenAt + 1000);
+    await waitFor(async () => (await h.runHash(runId)).status === 'finished', { message: 'the run to go on and finish' });
+  });
+});
