@@ -210,6 +210,16 @@ describe('the admin approval queue', () => {
       }
     });
 
+    it('a stop cancels a claimed approval, and its claim ends with it', async () => {
+      const runId = await stack.startRun('forever', 't', alice());
+      const approval = await stack.waitForQuestion(runId);
+      expect((await stack.http('POST', `/v1/approvals/${approval.id}/claim`, undefined, admin1())).status).toBe(200);
+      expect((await stack.http('POST', `/v1/runs/${runId}/stop`, {}, alice())).status).toBe(200);
+      const after = (await stack.http('GET', `/v1/interactions/${approval.id}`, undefined, admin1())).body.interaction;
+      expect(after.status).toBe('cancelled');
+      expect(after.claim).toBeUndefined();
+    });
+
     it('a claimant may release the claim; the queue works over socket.io too', async () => {
       const runId = await stack.startRun('forever', 't', alice());
       const approval = await stack.waitForQuestion(runId);

@@ -35,6 +35,7 @@ end
 discardMessages(15)
 if ARGV[9] ~= '' and redis.call('HGET', KEYS[6], 'status') == 'open' then
   redis.call('HSET', KEYS[6], 'status', 'cancelled', 'resolvedAt', AT_MS, 'resolvedBy', ARGV[8])
+  redis.call('HDEL', KEYS[6], 'claimSubject', 'claimUntil')
   redis.call('ZREM', KEYS[7], ARGV[9])
   redis.call('ZREM', KEYS[9], KEYS[6])
   countClosed(KEYS[6])
