@@ -6,6 +6,7 @@ import pino from 'pino';
 import { PinoNestLogger, loadConfig } from '@parley/platform';
 import { QueueProcessor } from './queue.worker';
 import { deleteKeys } from '../../../test/support/delete-keys';
+import { startRedisServer, type RedisServer } from '../../../test/support/redis-server';
 import { waitFor } from '../../../test/support/wait-for';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -20,8 +21,8 @@ class GatedProcessor extends QueueProcessor<{ n: number }> {
   private open!: () => void;
   private readonly gate = new Promise<void>((resolve) => (this.open = resolve));
 
-  constructor(prefix: string) {
-    super(QUEUE, loadConfig({}, { redisUrl: REDIS_URL, leaseMs: 1000, shutdownGraceMs: 500 }), { prefix, concurrency: 1 });
+  constructor(prefix: string, redisUrl = REDIS_URL) {
+    super(QUEUE, loadConfig({}, { redisUrl, leaseMs: 1000, shutdownGraceMs: 500 }), { prefix, concurrency: 1 });
   }
 
   async process(job: Job<{ n: number }>): Promise<string> {
@@ -87,7 +88,36 @@ describe("a queue worker whose job's lock another worker took", () => {
   });
 
   it('still logs any other worker error at error', () => {
-    processor.worker!.emit('error', new Error('Connection is closed.'));
-    expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([expect.objectContaining({ context: 'GatedProcessor', msg: 'worker error: Connection is closed.' })]);
+    processor.worker!.emit('error', new Error('ERR Error running script (call to f_1): out of memory'));
+    expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([
+      expect.objectContaining({ context: 'GatedProcessor', msg: 'worker error: ERR Error running script (call to f_1): out of memory' }),
+    ]);
+  });
+});
+
+describe('a queue worker whose Redis went away', () => {
+  const lines: Array<Record<string, unknown>> = [];
+  let server: RedisServer;
+  let processor: GatedProcessor;
+
+  beforeAll(async () => {
+    Logger.overrideLogger(new PinoNestLogger(pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) })));
+    server = await startRedisServer();
+    processor = new GatedProcessor(`qw-${randomUUID()}`, server.url);
+    processor.onApplicationBootstrap();
+    await processor.worker!.waitUntilReady();
+  });
+
+  afterAll(async () => {
+    processor.beforeApplicationShutdown();
+    await processor.onApplicationShutdown();
+    await server.destroy();
+  });
+
+  it('logs the commands it fails meanwhile at debug, not at error: the connection reports the outage', async () => {
+    await server.kill9();
+    await waitFor(() => processor.errors.length >= 3, { timeoutMs: 20_000, message: 'the worker to fail commands' });
+    expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
+    expect(lines.filter((line) => line.level === 20 && String(line.msg).startsWith('worker error while Redis is away: '))).not.toHaveLength(0);
   });
 });

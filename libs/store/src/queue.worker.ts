@@ -1,6 +1,7 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platform';
+import { isConnectionError } from './connection-error';
 import { LostLocks, lostLockJobId } from './lost-lock';
 
 /** A BullMQ worker with its own blocking connection, closed with it. */
@@ -129,6 +130,11 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
   private onWorkerError(error: Error): void {
     const jobId = lostLockJobId(error);
     if (jobId === undefined) {
+      if (isConnectionError(error)) {
+        // Redis is away: its connections say so themselves, once and then every 10 s.
+        this.logger.debug(`worker error while Redis is away: ${error.message}`);
+        return;
+      }
       this.logger.error(`worker error: ${error.message}`);
       return;
     }
