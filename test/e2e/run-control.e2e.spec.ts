@@ -222,11 +222,15 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       expect([200, 409]).toContain(again.status);
       const { run } = await stack.waitForStatus(runId, 'cancelled');
       expect(run.stoppedBy).toEqual({ kind: 'user', subject: 'ada', role: 'admin' });
-      const calls = (await log(runId)).filter((e) => e.type === 'assistant');
-      expect(calls).toHaveLength(1);
+      const entries = await log(runId);
+      expect(entries.filter((e) => e.type === 'assistant')).toHaveLength(1);
+      // The call that was running when the stop came ran to its end: its result is on the record.
+      expect(entries.filter((e) => e.type === 'tool_result')).toEqual([expect.objectContaining({ name: 'shell', isError: false })]);
       // The flag was announced at once, before the end, and once.
       const events = (await stack.http('GET', `/v1/runs/${runId}/events`)).body.events as Array<{ type: string; data: any }>;
       const types = events.map((e) => e.type);
+      expect(types.indexOf('tool.result')).toBeGreaterThan(types.indexOf('run.stop_requested'));
+      expect(types.indexOf('tool.result')).toBeLessThan(types.indexOf('run.cancelled'));
       expect(events.filter((e) => e.type === 'run.stop_requested').map((e) => e.data)).toEqual([{ by: { kind: 'user', subject: 'ada', role: 'admin' } }]);
       expect(types.indexOf('run.stop_requested')).toBeLessThan(types.indexOf('run.cancelled'));
     });

@@ -24,7 +24,11 @@ export type AcquireResult =
   | { status: 'busy'; retryInMs: number }
   | { status: 'idle'; runStatus: string; parentRunId?: string };
 /** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty, or nothing was appended). */
-export type AppendResult = { status: 'ok'; length: number; previousSha1: string | null } | { status: 'lost' } | { status: 'cancelled' };
+export type AppendResult =
+  | { status: 'ok'; length: number; previousSha1: string | null }
+  | { status: 'lost' }
+  /** A stop was asked: nothing was appended, or (`recorded`) only the record of what had already happened. */
+  | { status: 'cancelled'; recorded?: { length: number; previousSha1: string | null } };
 /** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
 export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
 /** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
@@ -199,16 +203,27 @@ export class RunRepository {
   }
 
   /** Fenced: appends only while `lease` is still the run's lease. `enterStage` moves the run in the same step. */
-  async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = ''): Promise<AppendResult> {
+  /**
+   * Fenced append of log entries and their events. `happened`: they record what already happened (a
+   * tool call that ran), so a stop asked meanwhile does not keep them out of the log (and the audit).
+   */
+  async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = '', happened = false): Promise<AppendResult> {
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);
     const k = this.ctx.keys;
     const entries = entry === null ? [] : Array.isArray(entry) ? entry : [entry];
     const [status, length, previousSha1] = (await this.ctx.scripts.run(
       'appendLog',
       [...keys, k.run(lease.tenant, lease.runId), k.runLog(lease.tenant, lease.runId)],
-      [...args, lease.token, this.ctx.options.leaseMs, enterStage, entries.length, ...entries.map((e) => JSON.stringify(e)), ...eventArgs(events)],
+      [...args, lease.token, this.ctx.options.leaseMs, enterStage, happened ? '1' : '', entries.length, ...entries.map((e) => JSON.stringify(e)), ...eventArgs(events)],
     )) as [string, number?, (string | null)?];
-    return status === 'ok' ? { status, length: length ?? 0, previousSha1: previousSha1 ?? null } : { status: status as 'lost' | 'cancelled' };
+    switch (status) {
+      case 'ok':
+        return { status, length: length ?? 0, previousSha1: previousSha1 ?? null };
+      case 'cancelled':
+        return length === undefined ? { status } : { status, recorded: { length, previousSha1: previousSha1 ?? null } };
+      default:
+        return { status: 'lost' };
+    }
   }
 
   /**

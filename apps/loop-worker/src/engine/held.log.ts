@@ -149,11 +149,12 @@ export class RecentLogs {
   }
 
   /** Appends to a run's log through the store (as `runs.append`); the step's log takes what it appended. */
-  async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = ''): Promise<AppendResult> {
-    const appended = await this.store.runs.append(lease, entry, events, enterStage);
+  async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = '', happened = false): Promise<AppendResult> {
+    const appended = await this.store.runs.append(lease, entry, events, enterStage, happened);
     const entries = entry === null ? [] : Array.isArray(entry) ? entry : [entry];
-    if (appended.status === 'ok' && entries.length > 0) {
-      this.steps.get(lease.token)?.appended(entries, appended.length, appended.previousSha1);
+    const written = appended.status === 'ok' ? appended : appended.status === 'cancelled' ? appended.recorded : undefined;
+    if (written && entries.length > 0) {
+      this.steps.get(lease.token)?.appended(entries, written.length, written.previousSha1);
     }
     return appended;
   }

@@ -363,6 +363,9 @@ export class TurnDispatcher {
       lease,
       { type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: result.isError, ...(approval ? { approval } : {}), at },
       [{ type: 'tool.result', data: { toolUseId, effectId, name, isError: result.isError, content: result.content } }],
+      '',
+      // The call ran: its result is recorded even if a stop came meanwhile (which then ends the run).
+      true,
     );
   }
 
