@@ -4,7 +4,7 @@ import { Queue, type Job, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { PinoNestLogger, loadConfig } from '@parley/platform';
-import { QueueProcessor } from './queue.worker';
+import { QueueProcessor, QueueWorker, takeoverOptions } from './queue.worker';
 import { deleteKeys } from '../../../test/support/delete-keys';
 import { startRedisServer, type RedisServer } from '../../../test/support/redis-server';
 import { waitFor } from '../../../test/support/wait-for';
@@ -119,5 +119,36 @@ describe('a queue worker whose Redis went away', () => {
     await waitFor(() => processor.errors.length >= 3, { timeoutMs: 20_000, message: 'the worker to fail commands' });
     expect(lines.filter((line) => (line.level as number) >= 50)).toEqual([]);
     expect(lines.filter((line) => line.level === 20 && String(line.msg).startsWith('worker error while Redis is away: '))).not.toHaveLength(0);
+  });
+});
+
+interface BullWorkerInsides {
+  lockManager: { isRunning(): boolean };
+  backend: { blockingConnection: { _client: { status: string } } };
+}
+
+describe('a queue worker whose close BullMQ never finishes', () => {
+  let server: RedisServer;
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+
+  afterAll(async () => {
+    await server.destroy();
+  });
+
+  it('stops renewing locks once it gives the close up: no timer of it keeps the process alive', async () => {
+    const queueWorker = new QueueWorker<unknown>(server.url, QUEUE, () => Promise.resolve(), { prefix: `qw-${randomUUID()}`, ...takeoverOptions(1000) });
+    queueWorker.worker.on('error', () => undefined);
+    // BullMQ's insides: its lock renewal, and the blocking connection it opened for the worker.
+    const { lockManager, backend } = queueWorker.worker as unknown as BullWorkerInsides;
+    await waitFor(() => queueWorker.connected && lockManager.isRunning(), { message: 'the worker to run' });
+    await server.kill9();
+    // Between two reconnection attempts of that connection, BullMQ's close waits for its 'end',
+    // which ioredis never emits, and would stop the lock renewal after it.
+    await waitFor(() => backend.blockingConnection._client.status === 'reconnecting', { message: 'the blocking connection to wait to reconnect' });
+    expect(await queueWorker.finishClose(() => Date.now())).toBe('abandoned');
+    expect(lockManager.isRunning()).toBe(false);
   });
 });

@@ -4,10 +4,20 @@ import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platfo
 import { isConnectionError } from './connection-error';
 import { LostLocks, lostLockJobId } from './lost-lock';
 
+/**
+ * BullMQ's worker, whose lock renewal can be stopped without its close: the close stops it only
+ * once the active jobs are done, and until then its timer fires every lockDuration / 4 for good.
+ */
+class AbandonableWorker<T> extends Worker<T> {
+  stopLockRenewal(): Promise<void> {
+    return this.lockManager.close();
+  }
+}
+
 /** A BullMQ worker with its own blocking connection, closed with it. */
 export class QueueWorker<T> {
   private readonly connection;
-  readonly worker: Worker<T>;
+  readonly worker: AbandonableWorker<T>;
   private closing?: Promise<void>;
 
   constructor(
@@ -17,7 +27,7 @@ export class QueueWorker<T> {
     options: Omit<WorkerOptions, 'connection'>,
   ) {
     this.connection = createRedis(redis, 'blocking');
-    this.worker = new Worker<T>(queue, handler, { ...options, connection: this.connection });
+    this.worker = new AbandonableWorker<T>(queue, handler, { ...options, connection: this.connection });
   }
 
   get connected(): boolean {
@@ -35,6 +45,8 @@ export class QueueWorker<T> {
    * move on while a job is still within its time), then disconnects. The wait is bounded: BullMQ's
    * close can hang for good when Redis restarted under the worker (taskforcesh/bullmq#2430, #4656),
    * and a stopping process must still exit; a job still running then is recovered as stalled.
+   * (One such hang: a close while the worker's blocking connection waits to reconnect. BullMQ waits
+   * for its 'end', which ioredis never emits when disconnected between two attempts.)
    */
   async finishClose(until: () => number): Promise<'closed' | 'abandoned'> {
     this.beginClose();
@@ -44,6 +56,10 @@ export class QueueWorker<T> {
         outcome = 'closed';
         break;
       }
+    }
+    if (outcome === 'abandoned') {
+      // BullMQ's close, which stops it, still waits: its timer alone would keep the process alive.
+      await this.worker.stopLockRenewal();
     }
     this.connection.disconnect();
     return outcome;
