@@ -31,7 +31,7 @@ export class GatewayModule {
   static forRoot(config: ParleyConfig, ops?: OpsPort): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [StoreModule.forRoot(config), WebhooksModule.forRoot(config)],
+      imports: [StoreModule.forRoot(config, { commandTimeoutMs: config.redisCommandTimeoutMs }), WebhooksModule.forRoot(config)],
       controllers: [HealthController, AgentsController, RunsController, InteractionsController, ApprovalsController, SchedulesController, OperatorController],
       providers: [
         { provide: AgentCatalog, useFactory: () => AgentCatalog.fromConfig(config) },

@@ -16,6 +16,8 @@ const EnvSchema = z.object({
       .transform((list) => list.split(',').map((node) => node.trim()))
       .pipe(z.array(z.string().regex(CLUSTER_NODE, 'must be host:port with a port from 1 to 65535')).min(1).max(64))
       .optional(),
+  /** Gateway: how long a request's Redis command may go unanswered (a Redis that stalls, a link that drops packets) before the request is answered 503. */
+  PARLEY_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
   PARLEY_JWT_SECRET: z.string().min(16).optional(),
   /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
@@ -97,6 +99,8 @@ export interface ParleyConfig {
   redisUrl: string;
   /** Cluster mode when set: seed nodes (host:port) of a Redis Cluster; see docs/cluster.md. */
   redisClusterNodes?: string[];
+  /** Gateway: a request's Redis command unanswered this long fails it with 503 `unavailable` (it may have been applied). */
+  redisCommandTimeoutMs: number;
   /** Namespace of every Redis key and BullMQ queue of this deployment. */
   prefix: string;
   /** HS256 secret: dev tokens (CLI, `npm start`) are signed with it. */
@@ -216,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const acceptSecretTokens = !usingKeySet || jwtSecret !== DEV_SECRET;
   return {
     redisUrl: e.REDIS_URL,
+    redisCommandTimeoutMs: e.PARLEY_REDIS_COMMAND_TIMEOUT_MS,
     ...(e.REDIS_CLUSTER_NODES ? { redisClusterNodes: e.REDIS_CLUSTER_NODES } : {}),
     prefix: e.PARLEY_PREFIX,
     jwtSecret,

@@ -20,13 +20,20 @@ export class StoreModule implements OnApplicationShutdown {
     private readonly queues: ParleyQueues,
   ) {}
 
-  static forRoot(config: ParleyConfig): DynamicModule {
+  /**
+   * `commandTimeoutMs`: a command unanswered that long fails (ioredis' `commandTimeout`), for an app
+   * that answers requests and must not hang with a Redis that stopped answering over a live
+   * connection. Not for workers: their steps are bounded by leases, and BullMQ's blocking reads wait by design.
+   */
+  static forRoot(config: ParleyConfig, { commandTimeoutMs }: { commandTimeoutMs?: number } = {}): DynamicModule {
+    const bounded = commandTimeoutMs === undefined ? {} : { commandTimeout: commandTimeoutMs };
     return {
       module: StoreModule,
       providers: [
         { provide: PARLEY_CONFIG, useValue: config },
-        { provide: REDIS, useFactory: () => createRedis(config) },
-        { provide: QUEUE_REDIS, useFactory: () => createRedis(config, 'blocking') },
+        { provide: REDIS, useFactory: () => createRedis(config, 'command', bounded) },
+        // The gateway's queue connection only adds jobs (no blocking read): bounded the same way.
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(config, 'blocking', bounded) },
         {
           provide: ParleyStore,
           inject: [REDIS],

@@ -97,8 +97,10 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     namespace.use((socket, next) => {
       const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
       const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
-      this.auth.authenticate(header).then(
-        async (user) => {
+      // While Redis is away, a handshake waits for it as a request does, then is refused (503, nothing applied).
+      storeReady(this.store.ctx.redis)
+        .then(() => this.auth.authenticate(header))
+        .then(async (user) => {
           const bearer = typeof token === 'string' ? token : bearerToken(header);
           const keySetToken = bearer !== undefined && decodeProtectedHeader(bearer).alg !== 'HS256';
           Object.assign(socket.data as SocketData, { user, token: bearer, keySetToken });
@@ -113,15 +115,15 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
             closeAt(socket, endsAt);
           }
           next();
-        },
-      ).catch((error: unknown) => {
-        const reply = toErrorReply(error);
-        if (reply.status >= 500) {
-          this.logger.error(`socket connection refused: ${(error as Error).message}`);
-        }
-        // The client sees the message, and the error body as the connect error's `data`.
-        next(Object.assign(new Error(reply.body.error.message), { data: reply.body }));
-      });
+        })
+        .catch((error: unknown) => {
+          const reply = toErrorReply(error);
+          if (reply.status >= 500) {
+            this.logger.error(`socket connection refused: ${(error as Error).message}`);
+          }
+          // The client sees the message, and the error body as the connect error's `data`.
+          next(Object.assign(new Error(reply.body.error.message), { data: reply.body }));
+        });
     });
   }
 

@@ -1,6 +1,7 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ParleyError, RateLimitedError, StoreUnavailableError, type ErrorBody, type ErrorCode } from '@parley/contracts';
+import { ReplyLostError } from '@parley/platform';
 
 /** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
 @Catch()
@@ -99,15 +100,20 @@ function isBareJsonValue(body: unknown): boolean {
   }
 }
 
-/** ioredis gave up on a command: its connection is away (retries spent, closed, refused, reset). */
+/**
+ * ioredis gave up on a command: its connection is away (retries spent, closed, refused, reset), it
+ * went unanswered past PARLEY_REDIS_COMMAND_TIMEOUT_MS, or the connection closed before its reply.
+ */
 function isRedisUnreachable(exception: unknown): boolean {
   if (!(exception instanceof Error)) {
     return false;
   }
   const code = (exception as NodeJS.ErrnoException).code;
   return (
+    exception instanceof ReplyLostError ||
     exception.name === 'MaxRetriesPerRequestError' ||
     exception.message === 'Connection is closed.' ||
+    exception.message === 'Command timed out' ||
     code === 'ECONNREFUSED' ||
     code === 'ECONNRESET' ||
     code === 'ETIMEDOUT' ||
