@@ -182,6 +182,14 @@ describe('listing interactions in pages', () => {
       expect(await pages(runListing('r1', 3))).toEqual([ids.slice(4, 7), ids.slice(1, 4), ids.slice(0, 1)]);
     });
 
+    it('a full page that ends the listing says so (next null); a cursor past the log is refused, naming `after`', async () => {
+      const ids = await logOf('r3', 6, () => false);
+      expect(await pages(runListing('r3', 3))).toEqual([ids.slice(3, 6), ids.slice(0, 3)]);
+      expect(await pages(runListing('r3', 6))).toEqual([ids]);
+      await expect(runListing('r3', 3)('12')).rejects.toMatchObject({ code: 'validation_failed', details: { issues: [{ field: 'after', reason: expect.any(String) }] } });
+      expect((await runListing('r3', 3)('11')).interactions.map((i) => i.id)).toEqual(ids.slice(3, 6));
+    });
+
     it('a filter fills its page from older log pages; entries appended meanwhile shift nothing', async () => {
       const ids = await logOf('r2', 20, (n) => n % 4 !== 0);
       const open = (i: Interaction): boolean => i.status === 'open';

@@ -1,4 +1,4 @@
-import type { Interaction, LogEntry } from '@parley/contracts';
+import { ValidationFailedError, type Interaction, type LogEntry } from '@parley/contracts';
 import { toInteraction } from './interaction.hash';
 import { LISTING_SCAN_LIMIT, walkIndex, type ListedIndex } from './index.position';
 import type { StoreContext } from './store.context';
@@ -53,10 +53,15 @@ export async function listForRun(ctx: StoreContext, tenant: string, runId: strin
   const logKey = ctx.keys.runLog(tenant, runId);
   // From the end as it stands now: the log only grows, so entries appended meanwhile shift nothing.
   const length = await ctx.redis.llen(logKey);
-  const from = listing.after === undefined ? length - 1 : Math.min(Number(listing.after), length - 1);
+  // A page's `next` is a position the log had then, and a log only grows.
+  if (listing.after !== undefined && Number(listing.after) >= length) {
+    throw new ValidationFailedError('query', [{ field: 'after', reason: 'must be the "next" of a previous page of this listing' }]);
+  }
+  const from = listing.after === undefined ? length - 1 : Number(listing.after);
   const oldest = Math.max(0, from - LISTING_SCAN_LIMIT + 1);
   let end = from;
-  for (; kept.length < listing.limit && end >= oldest; end -= LOG_PAGE) {
+  // One more than the page holds, if the scan finds it: a full page that ends the listing says so.
+  for (; kept.length <= listing.limit && end >= oldest; end -= LOG_PAGE) {
     const start = Math.max(oldest, end - LOG_PAGE + 1);
     const lines = await ctx.redis.lrange(logKey, start, end);
     const named: Array<{ id: string; position: number }> = [];
@@ -76,7 +81,7 @@ export async function listForRun(ctx: StoreContext, tenant: string, runId: strin
     }
   }
   const given = kept.slice(0, listing.limit);
-  const next = kept.length >= listing.limit ? given[given.length - 1].position - 1 : Math.max(oldest, end + 1) - 1;
+  const next = kept.length > listing.limit ? given[given.length - 1].position - 1 : Math.max(oldest, end + 1) - 1;
   return { interactions: given.map(({ interaction }) => interaction).reverse(), next: next >= 0 ? String(next) : null };
 }
 
