@@ -523,6 +523,22 @@ describe('parley CLI (against a fake gateway)', () => {
       expect((JSON.parse(json.out) as Run[]).map((r) => r.id)).toEqual([run.id]);
     });
 
+    it('says where the next page starts, and lists it with --after', async () => {
+      for (const task of ['a', 'b', 'c']) {
+        expect(await cli('run', 'echo', task, '--detach').exit).toBe(0);
+      }
+      await waitFor(() => gateway.runs.size === 3, 'three runs');
+      const [oldest] = [...gateway.runs.keys()];
+      const first = cli('ps', '--json', '--limit', '2');
+      expect(await first.exit).toBe(0);
+      expect(JSON.parse(first.out)).toHaveLength(2);
+      expect(first.err).toBe('next page: parley ps --after 2\n');
+      const rest = cli('ps', '--json', '--limit', '2', '--after', '2');
+      expect(await rest.exit).toBe(0);
+      expect((JSON.parse(rest.out) as Run[]).map((run) => run.id)).toEqual([oldest]);
+      expect(rest.err).toBe('');
+    });
+
     it('shows the stage, unattended runs, and a run waiting on its sub-agent', async () => {
       gateway.onRunStarted = (run) => {
         gateway.enterStage(run.id, 'research');

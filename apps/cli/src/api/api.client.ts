@@ -105,23 +105,27 @@ export class ApiClient {
   }
 
   /**
-   * Up to `limit` runs (the gateway's default: 50), newest first. A filtered listing may come back
-   * short with a `next` to go on from (the gateway looks at 10,000 runs per call): it is followed,
-   * for at most LISTING_CALLS calls.
+   * Up to `limit` runs (the gateway's default: 50), newest first, from `after` (a `next` of an earlier
+   * listing) on. A filtered listing may come back short with a `next` to go on from (the gateway
+   * looks at 10,000 runs per call): it is followed, for at most LISTING_CALLS calls. `next`: where
+   * the following runs start, null when none are left.
    */
-  async listRuns(query: { status?: RunStatus; limit?: number } = {}): Promise<Run[]> {
+  async listRuns(query: { status?: RunStatus; limit?: number; after?: string } = {}): Promise<{ runs: Run[]; next: string | null }> {
+    const { after: first, ...filter } = query;
     const limit = query.limit ?? DEFAULT_RUNS_LIMIT;
     const runs: Run[] = [];
-    let after: string | undefined;
+    let after = first;
+    let next: string | null = null;
     for (let call = 0; call < LISTING_CALLS && runs.length < limit; call++) {
-      const page = await this.request('GET', '/v1/runs', RunsReply, { query: { ...query, limit: limit - runs.length, ...(after ? { after } : {}) } });
+      const page = await this.request('GET', '/v1/runs', RunsReply, { query: { ...filter, limit: limit - runs.length, ...(after ? { after } : {}) } });
       runs.push(...page.runs);
-      if (!page.next) {
+      next = page.next ?? null;
+      if (next === null) {
         break;
       }
-      after = page.next;
+      after = next;
     }
-    return runs;
+    return { runs, next };
   }
 
   async getRun(runId: string): Promise<{ run: Run; interaction?: Interaction }> {

@@ -46,8 +46,10 @@ export abstract class FakeGatewayHttp extends FakeGatewayScript {
         case 'GET v1/runs': {
           const status = query.get('status');
           const limit = Number(query.get('limit') ?? 50);
-          const runs = [...this.runs.values()].filter((run) => status === null || run.status === status).reverse().slice(0, limit);
-          return reply(200, { runs });
+          const found = [...this.runs.values()].filter((run) => status === null || run.status === status).reverse();
+          // Its cursor is a count (the gateway's names a place in its run index).
+          const from = Number(query.get('after') ?? 0);
+          return reply(200, { runs: found.slice(from, from + limit), next: from + limit < found.length ? String(from + limit) : null });
         }
         case 'GET v1/runs/:id': {
           this.onGetRun(id);
