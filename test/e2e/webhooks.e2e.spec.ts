@@ -527,7 +527,7 @@ describe('per-tenant webhooks', () => {
     await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
   });
 
-  it('an event that fails on every read is given up after PARLEY_WEBHOOK_ROUTE_TRIES reads: acknowledged and counted, and the events after it go on', async () => {
+  it('an event that fails on every try is given up after PARLEY_WEBHOOK_ROUTE_TRIES tries: acknowledged and counted, and the events after it go on', async () => {
     const abandoned = async () => (await metricsRegistry.getSingleMetric('parley_webhook_events_abandoned_total')!.get()).values[0]?.value ?? 0;
     const hook = await receiver();
     const { webhook } = await create({ url: hook.url, events: ['run.finished'] });

@@ -188,7 +188,7 @@ export interface ParleyConfig {
   webhookPauseMs: number;
   /** Events a dispatcher read but did not finish for this long are taken over by another (checked as often). */
   webhookClaimIdleMs: number;
-  /** Reads of an event that failed to route (record its deliveries) after which it is given up: acknowledged, logged, counted. */
+  /** Failed tries to route an event (record its deliveries, Redis answering) after which it is given up: acknowledged, logged, counted. */
   webhookRouteTries: number;
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
   shutdownGraceMs: number;

@@ -20,6 +20,7 @@ export * from './queues';
 export * from './store.module';
 export * from './interaction.resolver';
 export * from './queue.worker';
+export * from './connection-error';
 export * from './run.control';
 export * from './agents';
 export * from './ops/cluster.gauges';

@@ -6,7 +6,7 @@ import { PARLEY_CONFIG, ParleyStore, WEBHOOK_GROUP, WebhookStore, eventFromEntry
 import type { StoredWebhook } from '@parley/contracts';
 import { EventChannelFollower } from './event-channel.follower';
 import { tenantOfMessage } from './event-channel.message';
-import { giveUpOverTried, type Entry } from './webhook.poison';
+import { RouteFailures, type Entry } from './webhook.poison';
 import { WebhookRouter } from './webhook.router';
 type StreamReply = Array<[key: string, entries: Entry[]]>;
 
@@ -39,6 +39,7 @@ const PENDING_TRIES = 4;
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WebhookDispatcher.name);
+  private readonly failures: RouteFailures;
   readonly consumer = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   private subscriber?: RedisClient;
   private channel?: EventChannelFollower;
@@ -66,7 +67,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     private readonly store: ParleyStore,
     private readonly webhooks: WebhookStore,
     private readonly router: WebhookRouter,
-  ) {}
+  ) {
+    this.failures = new RouteFailures(config.webhookRouteTries, this.logger);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.subscriber = createRedis(this.config, 'blocking', { enableAutoPipelining: false });
@@ -282,6 +285,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    * Routes a batch of one tenant's entries in order and acknowledges the ones routed; then throws the
    * first failure, if any. An entry that fails is left pending and the next one tried, so one that can
    * never be routed does not hold back the rest; two failures in a row stop the batch (Redis is away).
+   * One that has failed PARLEY_WEBHOOK_ROUTE_TRIES times is given up: acknowledged too (RouteFailures).
    */
   private async handle(tenant: string, stream: string, entries: Entry[]): Promise<void> {
     if (entries.length === 0) {
@@ -296,8 +300,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         try {
           await this.route(tenant, id, fields, endpoints);
           done.push(id);
+          this.failures.routed(stream, id);
           failedInARow = 0;
         } catch (error) {
+          if (this.failures.failed(tenant, stream, [id, fields], error)) {
+            done.push(id);
+          }
           failure ??= { error };
           if (++failedInARow === 2) {
             break;
@@ -372,9 +380,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       }
       cursor = reply[0];
       try {
-        const claimed = reply[1].filter(([, fields]) => fields !== null);
-        const left = await giveUpOverTried(this.store.ctx.redis, { tenant, stream, consumer: this.consumer }, claimed, this.config.webhookRouteTries, this.logger);
-        await this.handle(tenant, stream, left);
+        await this.handle(
+          tenant,
+          stream,
+          reply[1].filter(([, fields]) => fields !== null),
+        );
       } catch (error) {
         // Pending with this consumer now, idle again after the claim time: the next pass takes them.
         this.logger.warn(`routing the events of tenant ${tenant} taken over: ${String(error)}`);

@@ -1,42 +1,51 @@
 import type { Logger } from '@nestjs/common';
-import { metrics, type RedisClient } from '@parley/platform';
-import { WEBHOOK_GROUP } from '@parley/store';
+import { ReplyLostError, metrics } from '@parley/platform';
+import { isConnectionError } from '@parley/store';
 
 export type Entry = [id: string, fields: string[] | null];
 
-/** One row of XPENDING's extended form. */
-type PendingRow = [id: string, consumer: string, idleMs: number, deliveries: number];
-
 /**
- * Gives up the entries of `entries` (pending with `consumer`, just taken over) that were read
- * `tries` times or more without being routed: they are acknowledged, so no takeover reads them
- * again, and each is logged and counted. Returns the others. Redis counts every read of a pending
- * entry (XREADGROUP of history, XAUTOCLAIM), across dispatchers and restarts; a read while Redis is
- * away counts nothing, so only an entry that failed with Redis up that often is given up.
+ * How often each event stream entry failed to route here, with Redis answering (recording its
+ * deliveries threw: a key of the wrong type, say). One that failed `tries` times is given up, so
+ * that the takeover of idle entries stops trying it for ever. A failure because Redis went away
+ * counts nothing. The counts are this process's: an entry that another dispatcher takes over, or
+ * that outlives a restart, gets its tries again there.
  */
-export async function giveUpOverTried(
-  redis: RedisClient,
-  { tenant, stream, consumer }: { tenant: string; stream: string; consumer: string },
-  entries: Entry[],
-  tries: number,
-  logger: Logger,
-): Promise<Entry[]> {
-  if (entries.length === 0) {
-    return entries;
+export class RouteFailures {
+  private readonly counts = new Map<string, number>();
+
+  constructor(
+    private readonly tries: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The entry routed: its failures are forgotten. */
+  routed(stream: string, id: string): void {
+    this.counts.delete(`${stream}|${id}`);
   }
-  const rows = (await redis.xpending(stream, WEBHOOK_GROUP, entries[0][0], entries[entries.length - 1][0], entries.length, consumer)) as PendingRow[];
-  const readsOf = new Map(rows.map(([id, , , deliveries]) => [id, Number(deliveries)]));
-  const givenUp = entries.filter(([id]) => (readsOf.get(id) ?? 0) >= tries);
-  if (givenUp.length === 0) {
-    return entries;
+
+  /** Counts the entry's failure; true when it has now had its tries (it is logged and counted as given up, the caller acknowledges it). */
+  failed(tenant: string, stream: string, [id, fields]: Entry, error: unknown): boolean {
+    if (error instanceof ReplyLostError || (error instanceof Error && isConnectionError(error))) {
+      return false;
+    }
+    const key = `${stream}|${id}`;
+    const count = (this.counts.get(key) ?? 0) + 1;
+    if (count < this.tries) {
+      this.counts.set(key, count);
+      return false;
+    }
+    this.counts.delete(key);
+    this.logger.error({
+      msg: `gave up routing an event to webhooks after ${count} failed tries: recording its deliveries failed every time`,
+      tenant,
+      entryId: id,
+      type: typeOf(fields),
+      err: String(error),
+    });
+    metrics.webhookEventsAbandoned.inc();
+    return true;
   }
-  await redis.xack(stream, WEBHOOK_GROUP, ...givenUp.map(([id]) => id));
-  for (const [id, fields] of givenUp) {
-    logger.error({ msg: `gave up routing an event to webhooks after ${readsOf.get(id)} reads: recording its deliveries failed every time`, tenant, entryId: id, type: typeOf(fields) });
-  }
-  metrics.webhookEventsAbandoned.inc(givenUp.length);
-  const left = new Set(givenUp);
-  return entries.filter((entry) => !left.has(entry));
 }
 
 /** The event type of a stream entry (its `t` field), for the log. */

@@ -104,7 +104,7 @@ export const metrics = {
   }),
   webhookEventsAbandoned: new Counter({
     name: 'parley_webhook_events_abandoned_total',
-    help: 'Events given up on their way to webhooks: recording their deliveries failed on every one of PARLEY_WEBHOOK_ROUTE_TRIES reads',
+    help: 'Events given up on their way to webhooks: recording their deliveries failed, with Redis answering, on each of PARLEY_WEBHOOK_ROUTE_TRIES tries',
     registers: [metricsRegistry],
   }),
   socketConnections: new Gauge({
