@@ -21,7 +21,10 @@ describe('a Redis that stops answering', () => {
   beforeAll(async () => {
     server = await startRedisServer();
     admin = new Redis(server.url);
-    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent('asker')]), overrides: { redisUrl: server.url, redisCommandTimeoutMs: COMMAND_TIMEOUT_MS } });
+    stack = await TestStack.start({
+      agentsDir: writeAgents([askerAgent('asker')]),
+      overrides: { redisUrl: server.url, redisCommandTimeoutMs: COMMAND_TIMEOUT_MS },
+    });
   });
 
   afterAll(async () => {
@@ -41,7 +44,7 @@ describe('a Redis that stops answering', () => {
     };
     const [read, write] = await Promise.all([
       timed(stack.http('GET', `/v1/runs/${before}`)),
-      timed(stack.http('POST', '/v1/runs', { agent: 'asker', task: 'during the stall' })),
+      timed(stack.request('POST', '/v1/runs', { agent: 'asker', task: 'during the stall' })),
     ]);
     // Both answered well before the stall ended.
     expect(Date.now() - pausedAt).toBeLessThan(PAUSE_MS - 1000);
@@ -50,6 +53,10 @@ describe('a Redis that stops answering', () => {
       expect(reply.body.error.code).toBe('unavailable');
       expect(ms).toBeGreaterThanOrEqual(COMMAND_TIMEOUT_MS - 50);
     }
+
+    // The start without a key was not refused before it was sent: it may have been applied, and says so.
+    expect(write.reply.body.error.message).toContain('may have been applied');
+    expect(write.reply.headers.get('retry-after')).toBeNull();
 
     await waitFor(async () => (await stack.http('GET', `/v1/runs/${before}`)).status === 200, { timeoutMs: PAUSE_MS + 10_000, message: 'the gateway to serve again' });
     await stack.waitForQuestion(await stack.startRun('asker', 'after the stall'));

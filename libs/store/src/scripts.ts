@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ReplyLostError, type RedisClient } from '@parley/platform';
+import { COMMAND_TIMED_OUT, ReplyLostError, type RedisClient } from '@parley/platform';
 
 type Arg = string | number;
 type ScriptFn = (...args: Arg[]) => Promise<unknown>;
@@ -104,7 +104,11 @@ export class Scripts {
 
   async run(name: ScriptName, keys: string[], args: Arg[]): Promise<unknown> {
     const script: { keys: number; repeatable?: true } = SCRIPTS[name];
-    const call = (): Promise<unknown> => this.commands[name](...(script.keys < 0 ? [keys.length] : []), ...keys, ...args);
+    const call = (): Promise<unknown> =>
+      this.commands[name](...(script.keys < 0 ? [keys.length] : []), ...keys, ...args).catch((error: unknown) => {
+        // Unanswered past the connection's timeout, it may still run: callers handle it as a lost reply.
+        throw error instanceof Error && error.message === COMMAND_TIMED_OUT ? new ReplyLostError(name, 'unanswered past the command timeout') : error;
+      });
     try {
       return await call();
     } catch (error) {

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import type { ErrorBody } from '@parley/contracts';
+import { StoreUnavailableError, type ErrorBody } from '@parley/contracts';
 import type { RedisClient } from '@parley/platform';
-import { toErrorReply } from '../http/error.filter';
+import { MAYBE_APPLIED, toErrorReply } from '../http/error.filter';
 import { storeReady } from '../http/store-ready.guard';
 
 /** A socket.io acknowledgement: the result, or the error body an HTTP request would get. */
@@ -19,6 +19,10 @@ export async function socketReply<T extends object>(redis: RedisClient, logger: 
     const reply = toErrorReply(error);
     if (reply.status >= 500 && reply.body.error.code !== 'unavailable') {
       logger.error(`${what} failed: ${(error as Error).message}`);
+    }
+    // As over HTTP: a write that Redis went away during may have been applied.
+    if (reply.body.error.code === 'unavailable' && what !== 'approvals' && !(error instanceof StoreUnavailableError && error.notApplied)) {
+      reply.body.error.message = MAYBE_APPLIED;
     }
     return reply.body;
   }

@@ -1,5 +1,6 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { StoreUnavailableError } from '@parley/contracts';
+import { ReplyLostError } from '@parley/platform';
 import { ErrorFilter } from './error.filter';
 
 /** What the filter sends for `exception` thrown by a request of `method` (with or without an Idempotency-Key). */
@@ -30,6 +31,13 @@ describe('503 unavailable', () => {
   it('a read, or a write with an Idempotency-Key, may be sent again: Retry-After', () => {
     for (const sent of [reply(dropped, 'GET'), reply(dropped, 'POST', 'k-1')]) {
       expect(sent).toEqual({ status: 503, body: { error: { code: 'unavailable', message: expect.stringContaining('try again') } }, headers: { 'retry-after': '2' } });
+    }
+  });
+
+  it('a script whose reply was lost, or a command unanswered past the timeout, is a 503 that may have been applied', () => {
+    for (const error of [new ReplyLostError('evalsha'), new Error('Command timed out')]) {
+      expect(reply(error, 'POST')).toEqual({ status: 503, body: { error: { code: 'unavailable', message: expect.stringContaining('may have been applied') } }, headers: {} });
+      expect(reply(error, 'GET')).toMatchObject({ status: 503, headers: { 'retry-after': '2' } });
     }
   });
 

@@ -1,7 +1,7 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ParleyError, RateLimitedError, StoreUnavailableError, type ErrorBody, type ErrorCode } from '@parley/contracts';
-import { ReplyLostError } from '@parley/platform';
+import { mayHaveRun } from '@parley/platform';
 
 /** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
 @Catch()
@@ -32,7 +32,7 @@ export class ErrorFilter implements ExceptionFilter {
 }
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const MAYBE_APPLIED =
+export const MAYBE_APPLIED =
   'the store (Redis) became unreachable during the request, which may have been applied: look before sending it again (a start or a message sent with an Idempotency-Key can simply be sent again)';
 
 const HTTP_CODES: Record<number, ErrorCode> = {
@@ -110,10 +110,9 @@ function isRedisUnreachable(exception: unknown): boolean {
   }
   const code = (exception as NodeJS.ErrnoException).code;
   return (
-    exception instanceof ReplyLostError ||
+    mayHaveRun(exception) ||
     exception.name === 'MaxRetriesPerRequestError' ||
     exception.message === 'Connection is closed.' ||
-    exception.message === 'Command timed out' ||
     code === 'ECONNREFUSED' ||
     code === 'ECONNRESET' ||
     code === 'ETIMEDOUT' ||

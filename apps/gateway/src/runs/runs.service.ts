@@ -17,7 +17,7 @@ import {
   type StartRunBody,
   type TokenClaims,
 } from '@parley/contracts';
-import { ReplyLostError, type ParleyConfig } from '@parley/platform';
+import { ReplyLostError, mayHaveRun, type ParleyConfig } from '@parley/platform';
 import { PARLEY_CONFIG, ParleyQueues, ParleyStore, RunControl, type EventPage, type NewRun, type PostMessageResult, type RunPage } from '@parley/store';
 import { assertSinceIssued } from '../events/since.check';
 import { keyedId } from './keyed-id';
@@ -96,7 +96,11 @@ export class RunsService {
         agent = await this.agents.forStart(user.tenant, body.agent);
       }
     } catch (error) {
-      await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
+      // Not when the run may yet be created (a reply lost, a timeout): an admission whose run never
+      // came is pruned once the tenant is at its limit.
+      if (!mayHaveRun(error)) {
+        await this.store.limits.releaseRun(user.tenant, owner, runId, this.runLimits());
+      }
       throw error;
     }
     if (!created.created) {
@@ -232,7 +236,9 @@ export class RunsService {
       const by = { kind: 'user' as const, subject: user.sub, role: user.role };
       result = await this.store.messages.post(run, { messageId, text: body.text, by, at: new Date().toISOString() }, idempotencyKey !== undefined);
     } catch (error) {
-      await this.store.limits.refundMessage(user.tenant, sender, this.messageLimits());
+      if (!mayHaveRun(error)) {
+        await this.store.limits.refundMessage(user.tenant, sender, this.messageLimits());
+      }
       throw error;
     }
     if (result.status !== 'accepted') {

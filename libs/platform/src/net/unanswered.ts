@@ -5,10 +5,18 @@ import type { Redis } from 'ioredis';
  * The caller decides (read back, or let the step's own retry find what is there).
  */
 export class ReplyLostError extends Error {
-  constructor(command: string) {
-    super(`the connection to Redis closed before ${command} was answered: it may have run`);
+  constructor(command: string, why = 'the connection to Redis closed before it was answered') {
+    super(`${command}: ${why}: it may have run`);
     this.name = 'ReplyLostError';
   }
+}
+
+/** ioredis' error for a command unanswered past its connection's `commandTimeout` (it still runs if Redis gets to it). */
+export const COMMAND_TIMED_OUT = 'Command timed out';
+
+/** An error after which the command may still have run, or run later: a lost reply, or a timeout. */
+export function mayHaveRun(error: unknown): boolean {
+  return error instanceof ReplyLostError || (error instanceof Error && error.message === COMMAND_TIMED_OUT);
 }
 
 /** The parts of ioredis this reads: the commands sent but unanswered, and how it fails them. */
