@@ -20,6 +20,8 @@ export interface RedisProcessOptions {
   detached?: boolean;
   /** @defaultValue 10000 */
   readyTimeoutMs?: number;
+  /** Extra environment of the server (tests shift its clock with libfaketime). */
+  env?: Record<string, string>;
 }
 
 export interface ExitInfo {
@@ -99,7 +101,7 @@ export class RedisProcess {
       '--appendfsync', options.appendfsync ?? 'everysec',
       ...(options.extraArgs ?? []),
     ];
-    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false, env: { ...process.env, ...options.env } });
     if (child.pid === undefined) {
       const error = await new Promise<NodeJS.ErrnoException>((resolve) => child.once('error', resolve));
       throw error.code === 'ENOENT' ? new RedisNotInstalledError() : error;

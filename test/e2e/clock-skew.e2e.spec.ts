@@ -4,23 +4,13 @@
  * filed and judged on Redis's clock, so the question still waits its timeout, no less and not much
  * more, and its times read true.
  */
-import { existsSync } from 'node:fs';
 import type { Interaction } from '@parley/contracts';
 import { Harness } from '../harness/harness';
+import { shiftedClock } from '../support/faketime';
 import { waitFor } from '../support/wait-for';
 
 const TIMEOUT_SECS = 3;
 const SKEW = '20s';
-const LIBFAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1'].find((path) => existsSync(path));
-
-/** The environment that shifts a process's wall clock by `shift` (e.g. "+20s"); its monotonic clock (timers) is left alone. */
-function shiftedClock(shift: string): Record<string, string> {
-  if (!LIBFAKETIME) {
-    throw new Error('libfaketime is not installed (apt-get install -y faketime)');
-  }
-  return { LD_PRELOAD: LIBFAKETIME, FAKETIME: shift, FAKETIME_DONT_FAKE_MONOTONIC: '1' };
-}
-
 const asker = {
   name: 'asker',
   model: {

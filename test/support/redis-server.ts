@@ -9,6 +9,8 @@ export interface RedisServerOptions {
   appendonly?: boolean;
   /** @defaultValue 'everysec' */
   appendfsync?: AppendFsync;
+  /** Extra environment of the server, e.g. {@link shiftedClock}'s. */
+  env?: Record<string, string>;
 }
 
 /** A real redis-server of a test's own, for fault tests (crash, restart, persistence). */
@@ -32,7 +34,7 @@ export interface RedisServer {
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'parley-redis-'));
   const launch = (port: number): Promise<RedisProcess> =>
-    startRedisProcess({ port, dir, appendonly: options.appendonly, appendfsync: options.appendfsync });
+    startRedisProcess({ port, dir, appendonly: options.appendonly, appendfsync: options.appendfsync, env: options.env });
 
   let current = await launchOnFreePort(launch);
   const port = current.port;

@@ -19,11 +19,12 @@ export class DeadlineRepository {
   constructor(private readonly ctx: StoreContext) {}
 
   /**
-   * Expires up to `limit` open interactions whose deadline has passed, earliest first, in one step
-   * (what resolve-interaction does for each, claims aside). `dropped`: entries of interactions that
-   * were no longer open.
+   * Expires up to `limit` open interactions whose deadline has passed by Redis's clock, earliest
+   * first, in one step (what resolve-interaction does for each, claims aside). `dropped`: entries of
+   * interactions that were no longer open; `redisNowMs`: the time they were judged at.
    */
-  async expireDue(tenant: string, limit: number, now = this.ctx.clock.now()): Promise<{ expired: Expired[]; dropped: number }> {
+  async expireDue(tenant: string, limit: number): Promise<{ expired: Expired[]; dropped: number; redisNowMs: number }> {
+    const now = this.ctx.clock.now();
     const k = this.ctx.keys;
     const { keys, args } = this.ctx.prologue(tenant, '', '', now);
     const reply = (await this.ctx.scripts.run(
@@ -32,11 +33,11 @@ export class DeadlineRepository {
       [...args, limit, this.ctx.options.retentionSecs, k.interaction(tenant, ''), k.runPrefix(tenant), NO_DEADLINE_SCORE],
     )) as Array<string | number>;
     const expired: Expired[] = [];
-    for (let i = 0; i + 4 <= reply.length - 1; i += 4) {
+    for (let i = 0; i + 4 <= reply.length - 2; i += 4) {
       const wake = Number(reply[i + 2]);
       expired.push({ interactionId: String(reply[i]), runId: String(reply[i + 1]), wake: wake >= 0 ? wake : null, deadlineMs: Number(reply[i + 3]) });
     }
-    return { expired, dropped: Number(reply[reply.length - 1]) };
+    return { expired, dropped: Number(reply[reply.length - 2]), redisNowMs: Number(reply[reply.length - 1]) };
   }
 
   /** The earliest deadline of an open interaction (epoch ms), or null. */

@@ -1,18 +1,25 @@
+import { performance } from 'node:perf_hooks';
 import type { RedisClient } from '@parley/platform';
 
 /** How old a measurement may get before the next reading takes a new one. */
 const RESYNC_MS = 30_000;
+/** How soon a measurement is tried again after one failed or was thrown away. */
+const RETRY_MS = 1000;
+/** A measurement whose round trip took longer (a busy event loop, a slow link) is thrown away: it cannot place Redis's clock closely enough. */
+const MAX_ROUND_TRIP_MS = 50;
 
 /**
- * This process's reading of Redis's clock: the host clock plus the offset a `TIME` measured, at
- * each (re)connect and again once the last measurement is RESYNC_MS old. Deadlines are filed and
- * judged on it (Redis's own clock, in the scripts), so hosts whose clocks disagree still agree on
- * when a deadline falls due. Until a first measurement, and while the two clocks agree within what
- * a round trip can tell, it reads the host clock.
+ * This process's reading of Redis's clock: Redis's `TIME`, measured at each (re)connect and again
+ * once the last measurement is RESYNC_MS old, carried forward on the monotonic clock (so a step of
+ * the host's clock changes nothing). Deadlines are filed on it (and judged on Redis's own clock, in
+ * the scripts), so hosts whose clocks disagree still agree on when a deadline falls due. Until a
+ * first measurement it reads the host clock; clocks that agree within what a round trip can tell
+ * are taken as one, the host's.
  */
 export class RedisClock {
-  private offsetMs = 0;
-  private measuredAt = Number.NEGATIVE_INFINITY;
+  /** Redis's clock (epoch ms) when performance.now() read `at`. */
+  private anchor?: { redisMs: number; at: number };
+  private triedAt = Number.NEGATIVE_INFINITY;
   private measuring = false;
 
   constructor(private readonly redis: RedisClient) {
@@ -22,19 +29,15 @@ export class RedisClock {
 
   /** Redis's time now, in epoch ms, as far as this process can tell. */
   nowMs(): number {
-    if (Date.now() - this.measuredAt > RESYNC_MS) {
+    const at = performance.now();
+    if ((!this.anchor || at - this.anchor.at > RESYNC_MS) && at - this.triedAt >= RETRY_MS) {
       this.measure();
     }
-    return Date.now() + this.offsetMs;
+    return this.anchor ? this.anchor.redisMs + (at - this.anchor.at) : Date.now();
   }
 
   now(): Date {
     return new Date(this.nowMs());
-  }
-
-  /** The host-clock time (epoch ms) at which Redis's clock reads `redisMs`: BullMQ's delays are judged on host clocks. */
-  hostMsOf(redisMs: number): number {
-    return redisMs - this.offsetMs;
   }
 
   private measure(): void {
@@ -42,17 +45,20 @@ export class RedisClock {
       return;
     }
     this.measuring = true;
-    const sentAt = Date.now();
+    const [sentAt, hostAtSend] = [performance.now(), Date.now()];
+    this.triedAt = sentAt;
     void this.redis
       .time()
       .then(
         ([seconds, micros]) => {
-          const receivedAt = Date.now();
-          // Redis read its clock somewhere within the round trip: take the middle, and call the
-          // clocks equal when they differ by less than that uncertainty.
-          const offset = Number(seconds) * 1000 + Number(micros) / 1000 - (sentAt + receivedAt) / 2;
-          this.offsetMs = Math.abs(offset) <= (receivedAt - sentAt) / 2 + 1 ? 0 : Math.round(offset);
-          this.measuredAt = receivedAt;
+          const roundTrip = performance.now() - sentAt;
+          if (roundTrip > MAX_ROUND_TRIP_MS) {
+            return;
+          }
+          // Redis read its clock somewhere within the round trip: place it in the middle.
+          const redisMs = Number(seconds) * 1000 + Number(micros) / 1000;
+          const hostMs = hostAtSend + roundTrip / 2;
+          this.anchor = { redisMs: Math.abs(redisMs - hostMs) <= roundTrip / 2 + 1 ? hostMs : redisMs, at: sentAt + roundTrip / 2 };
         },
         () => undefined,
       )

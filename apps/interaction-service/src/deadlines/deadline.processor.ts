@@ -6,6 +6,8 @@ import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl, t
 
 /** Interactions expired per script call; their resume jobs go to the queue in one round trip. */
 const BATCH = 200;
+/** How far before a batch the runs it may have woken are looked for when its reply was lost. */
+const IN_FLIGHT_MARGIN_MS = 1000;
 
 export interface DeadlineSweep {
   expired: number;
@@ -35,27 +37,30 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
   async process(job: Job<DeadlineJob>, token?: string): Promise<DeadlineSweep> {
     const { tenant } = parseOrThrow(DeadlineJobSchema, job.data, 'deadline job');
     const sweep: DeadlineSweep = { expired: 0, dropped: 0, next: null };
-    const clock = this.store.ctx.clock;
+    // Deadlines are judged by Redis's clock, as expire-due read it last.
+    let redisNowMs: number;
     // What fell due while this job swept is swept by it too, not left to a job of its own.
     do {
-      await this.sweepDue(tenant, sweep);
+      redisNowMs = await this.sweepDue(tenant, sweep);
       sweep.next = await this.store.deadlines.rearm(tenant);
-    } while (sweep.next !== null && sweep.next <= clock.nowMs());
+    } while (sweep.next !== null && sweep.next <= redisNowMs);
     if (sweep.next !== null) {
       if (job.id === jobIds.deadlineTimer(tenant, sweep.next)) {
-        // Promoted by a host clock that runs ahead of Redis's (deadlines are judged on Redis's): a
-        // new job of this id would be a no-op (it is this job), so this job waits for it itself.
-        await job.moveToDelayed(clock.hostMsOf(sweep.next), token);
+        // Promoted by a host clock that runs ahead of Redis's: a new job of this id would be a no-op
+        // (it is this job), so this job waits the rest of the time itself.
+        await job.moveToDelayed(Date.now() + (sweep.next - redisNowMs), token);
         throw new DelayedError();
       }
-      await this.queues.scheduleDeadlineTimer(tenant, sweep.next, clock.nowMs());
+      await this.queues.scheduleDeadlineTimer(tenant, sweep.next, redisNowMs);
     }
     return sweep;
   }
 
-  private async sweepDue(tenant: string, sweep: DeadlineSweep): Promise<void> {
+  /** Expires what is due, batch after batch; returns Redis's time of the last batch. */
+  private async sweepDue(tenant: string, sweep: DeadlineSweep): Promise<number> {
     for (;;) {
-      const startedAt = Date.now();
+      // On the clock the in-flight index is scored by (the scripts' callers'), with a margin for its error.
+      const startedAt = this.store.ctx.clock.nowMs() - IN_FLIGHT_MARGIN_MS;
       let batch: Awaited<ReturnType<ParleyStore['deadlines']['expireDue']>>;
       try {
         batch = await this.store.deadlines.expireDue(tenant, BATCH);
@@ -70,21 +75,20 @@ export class DeadlineProcessor extends QueueProcessor<DeadlineJob> {
         await Promise.all(runIds.map((runId) => this.control.ensureQueued(tenant, runId)));
         continue;
       }
-      const { expired, dropped } = batch;
+      const { expired, dropped, redisNowMs } = batch;
       // A crash before this enqueue leaves woken runs queued without a job: they are in flight, so
       // the sweeper gives them one.
       await this.queues.enqueueRuns(expired.flatMap(({ runId, wake }) => (wake === null ? [] : [{ tenant, runId, wake }])));
-      this.observe(tenant, expired);
+      this.observe(tenant, expired, redisNowMs);
       sweep.expired += expired.length;
       sweep.dropped += dropped;
       if (expired.length + dropped < BATCH) {
-        return;
+        return redisNowMs;
       }
     }
   }
 
-  private observe(tenant: string, expired: Expired[]): void {
-    const now = this.store.ctx.clock.nowMs();
+  private observe(tenant: string, expired: Expired[], now: number): void {
     for (const { interactionId, runId, deadlineMs } of expired) {
       const lateMs = Math.max(0, now - deadlineMs);
       metrics.deadlineLateness.observe(lateMs / 1000);

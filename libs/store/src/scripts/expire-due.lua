@@ -9,7 +9,8 @@
 -- log, inbox and seqs add ':log', ':inbox', ':seqs' as in keys.ts)
 -- ARGV[12] the "no deadline" score (entries from there on wait forever)
 -- Result: flat list of {interaction id, run id, wake counter or -1, deadline ms} per expired interaction,
---   then the count of entries dropped because their interaction was no longer open
+--   then the count of entries dropped because their interaction was no longer open, then Redis's
+--   clock (epoch ms) the deadlines were judged by
 -- Due by Redis's clock, not the caller's: hosts whose clocks disagree agree on when a deadline passed.
 local due = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. math.min(redisClockMs() + 1, tonumber(ARGV[12])), 'WITHSCORES', 'LIMIT', 0, ARGV[8])
 local by = '{"kind":"deadline"}'
@@ -51,4 +52,5 @@ for i = 1, #due, 2 do
   end
 end
 out[#out + 1] = dropped
+out[#out + 1] = redisClockMs()
 return out

@@ -1,0 +1,40 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { compileHook } from '../../../test/harness/harness';
+import { shiftedClock } from '../../../test/support/faketime';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ROOT = resolve(__dirname, '..', '..', '..');
+
+/** In a process of its own, whose wall clock is `shift` off (libfaketime): what its RedisClock reads, and its own clock, a second in. */
+const READ = `
+const { createRedis } = require('@parley/platform');
+const { RedisClock } = require(${JSON.stringify(join(__dirname, 'redis-clock.ts'))});
+const redis = createRedis(process.env.CLOCK_REDIS_URL);
+const clock = new RedisClock(redis);
+setTimeout(() => {
+  process.stdout.write(JSON.stringify({ clock: clock.nowMs(), host: Date.now() }));
+  redis.disconnect();
+}, 1000);
+`;
+
+describe('RedisClock', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-clock-'));
+  const hook = compileHook(dir);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each(['+20s', '-20s', '+0'])("reads Redis's clock in a process whose own clock is %s off", async (shift) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['-r', hook, '-e', READ], {
+      cwd: ROOT,
+      env: { ...process.env, ...shiftedClock(shift), CLOCK_REDIS_URL: REDIS_URL, PARLEY_HARNESS_ROOT: ROOT, PARLEY_HARNESS_PARENT_PID: String(process.pid), LOG_LEVEL: 'silent' },
+      timeout: 30_000,
+    });
+    const read = JSON.parse(stdout) as { clock: number; host: number };
+    // Redis runs on this host: its clock is this process's.
+    expect(Math.abs(read.clock - Date.now())).toBeLessThan(1500);
+    expect(Math.round((read.host - read.clock) / 1000) + 0).toBe(Number.parseInt(shift, 10));
+  });
+});
