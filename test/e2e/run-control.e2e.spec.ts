@@ -1,3 +1,4 @@
+import type { LogEntry } from '@parley/contracts';
 import { ParleyStore, RedisKeys } from '@parley/store';
 import { startFakeAnthropic, systemText, type FakeAnthropic } from '../support/fake-anthropic';
 import { TestStack, writeAgents } from '../support/stack';
@@ -44,6 +45,16 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
         {
           name: 'sleeper',
           model: { provider: 'scripted', turns: [call('shell', { command: 'sleep 1' }), call('shell', { command: 'echo never' }), finish] },
+          tools: ['shell', 'finish'],
+          permissions: { shell: 'allow' },
+          limits: { max_iterations: 10 },
+        },
+        {
+          name: 'pair',
+          model: {
+            provider: 'scripted',
+            turns: [{ tool_calls: [{ name: 'shell', input: { command: 'sleep 1' } }, { name: 'shell', input: { command: 'echo never' } }] }, finish],
+          },
           tools: ['shell', 'finish'],
           permissions: { shell: 'allow' },
           limits: { max_iterations: 10 },
@@ -233,6 +244,17 @@ describe('run control: messages, stop, unattended runs, sub-agents', () => {
       expect(types.indexOf('tool.result')).toBeLessThan(types.indexOf('run.cancelled'));
       expect(events.filter((e) => e.type === 'run.stop_requested').map((e) => e.data)).toEqual([{ by: { kind: 'user', subject: 'ada', role: 'admin' } }]);
       expect(types.indexOf('run.stop_requested')).toBeLessThan(types.indexOf('run.cancelled'));
+    });
+
+    it('a stop during the first call of a turn records its result, and the turn\'s next call never starts', async () => {
+      const runId = await stack.startRun('pair');
+      await waitFor(async () => (await log(runId)).some((e) => e.type === 'assistant'), { message: 'the turn of two calls' });
+      expect((await stack.http('POST', `/v1/runs/${runId}/stop`, undefined, stack.token({ sub: 'ada', role: 'admin' }))).status).toBe(200);
+      await stack.waitForStatus(runId, 'cancelled');
+      const entries = await log(runId);
+      const [turn] = entries.filter((e): e is Extract<LogEntry, { type: 'assistant' }> => e.type === 'assistant');
+      expect(turn.toolCalls).toHaveLength(2);
+      expect(entries.filter((e) => e.type === 'tool_result')).toEqual([expect.objectContaining({ toolUseId: turn.toolCalls[0].toolUseId, isError: false })]);
     });
 
     it('stops a parked run at once and cancels its open question; racing an answer, exactly one wins', async () => {

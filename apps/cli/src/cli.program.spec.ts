@@ -532,7 +532,7 @@ describe('parley CLI (against a fake gateway)', () => {
       const first = cli('ps', '--json', '--limit', '2');
       expect(await first.exit).toBe(0);
       expect(JSON.parse(first.out)).toHaveLength(2);
-      expect(first.err).toBe('next page: parley ps --after 2\n');
+      expect(first.err).toBe('next page: parley ps --after 2 --limit 2\n');
       const rest = cli('ps', '--json', '--limit', '2', '--after', '2');
       expect(await rest.exit).toBe(0);
       expect((JSON.parse(rest.out) as Run[]).map((run) => run.id)).toEqual([oldest]);

@@ -53,8 +53,8 @@ export async function listForRun(ctx: StoreContext, tenant: string, runId: strin
   const logKey = ctx.keys.runLog(tenant, runId);
   // From the end as it stands now: the log only grows, so entries appended meanwhile shift nothing.
   const length = await ctx.redis.llen(logKey);
-  // A page's `next` is a position the log had then, and a log only grows.
-  if (listing.after !== undefined && Number(listing.after) >= length) {
+  // A page's `next` is a position the log had then, and a log only grows (or is gone with its run).
+  if (listing.after !== undefined && length > 0 && Number(listing.after) >= length) {
     throw new ValidationFailedError('query', [{ field: 'after', reason: 'must be the "next" of a previous page of this listing' }]);
   }
   const from = listing.after === undefined ? length - 1 : Number(listing.after);

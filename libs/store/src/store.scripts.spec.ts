@@ -256,6 +256,28 @@ describe('create and acquire', () => {
     expect(await store.runs.cancel(run, BOB, null, 'token-a')).toMatchObject({ status: 'cancelled' });
   });
 
+  it('after a stop was asked, only the record of what already happened is appended, by the holder, without a stage move', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const lease = await acquire(store, run, 'token-a');
+    expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'requested' });
+    const result: LogEntry = { type: 'tool_result', toolUseId: 'tu-1', effectId: 'fx-1', name: 'shell', content: 'ran', isError: false, at: new Date().toISOString() };
+    const resultEvent = { type: 'tool.result' as const, data: { toolUseId: 'tu-1', effectId: 'fx-1', name: 'shell', isError: false, content: 'ran' } };
+    const before = await store.runs.readLogLines(TENANT, run.runId, 0);
+
+    // A new step's entries are refused; so is a record by anyone but the holder.
+    expect(await store.runs.append(lease, { type: 'assistant', text: 'more', toolCalls: [], at: new Date().toISOString() })).toEqual({ status: 'cancelled' });
+    expect(await store.runs.append({ ...lease, token: 'token-b' }, result, [resultEvent], '', true)).toEqual({ status: 'lost' });
+    expect(await store.runs.readLogLines(TENANT, run.runId, 0)).toEqual(before);
+
+    // The holder's record of a call that ran is kept, its event sent; a stage move with it is not made.
+    const recorded = await store.runs.append(lease, result, [resultEvent], 'review', true);
+    expect(recorded).toEqual({ status: 'cancelled', recorded: { length: before.length + 1, previousSha1: sha1(before.at(-1)!) } });
+    expect((await store.runs.readLog(TENANT, run.runId)).at(-1)).toEqual(result);
+    expect((await events(store)).filter((e) => e.runId === run.runId && e.type === 'tool.result')).toHaveLength(1);
+    expect((await runHash(store, run)).stage).toBeUndefined();
+  });
+
   it('a new token takes over once the lease has run out', async () => {
     const store = makeStore({ leaseMs: 200 });
     const run = await newRun(store);

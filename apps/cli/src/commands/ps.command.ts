@@ -31,7 +31,7 @@ export function registerPsCommand(program: Command, action: ActionFactory): void
         }
         if (next !== null) {
           // On stderr, so that --json output stays one array.
-          ctx.warn(`next page: parley ps --after ${next}${status === undefined ? '' : ` --status ${status}`}`);
+          ctx.warn(`next page: parley ps --after ${next}${status === undefined ? '' : ` --status ${status}`}${limit === undefined ? '' : ` --limit ${limit}`}`);
         }
         return EXIT.ok;
       }),
