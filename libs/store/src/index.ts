@@ -2,6 +2,7 @@ export * from './keys';
 export * from './store.context';
 export * from './store';
 export * from './run.repository';
+export * from './run.types';
 export type { RunListFilter, RunPage } from './run.listing';
 export * from './run-message.repository';
 export * from './interaction.repository';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Lease, NewRun } from './run.repository';
+import type { Lease, NewRun } from './run.types';
 import { ParleyStore } from './store';
 import { RedisWorkspace } from './workspace.repository';
 import { deleteKeys } from '../../../test/support/delete-keys';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ParleyEvent } from '@parley/contracts';
-import type { Lease, NewRun } from './run.repository';
+import type { Lease, NewRun } from './run.types';
 import { userDigest } from './keys';
 import { ParleyStore } from './store';
 import { deleteKeys } from '../../../test/support/delete-keys';

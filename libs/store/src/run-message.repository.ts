@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Actor, EventDraft, Run } from '@parley/contracts';
 import { ReplyLostError } from '@parley/platform';
-import type { Lease } from './run.repository';
+import type { Lease } from './run.types';
 import { transactionReplies, type StoreContext } from './store.context';
 
 export type PostMessageResult =

@@ -1,6 +1,6 @@
 import { TERMINAL_STATUSES, type Actor, type Run } from '@parley/contracts';
 import type { ParleyQueues } from './queues';
-import type { CancelResult, EndResult, Lease, ParentWake, RunEnding } from './run.repository';
+import type { CancelResult, EndResult, Lease, ParentWake, RunEnding } from './run.types';
 import type { ParleyStore } from './store';
 
 /** How many times a stop re-reads a run whose open interaction changed under it. */

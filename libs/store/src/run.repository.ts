@@ -1,70 +1,11 @@
-import type { Actor, EndReason, EventDraft, InteractionRequest, LogEntry, Run, WaitReason } from '@parley/contracts';
+import type { Actor, EventDraft, InteractionRequest, LogEntry, Run, WaitReason } from '@parley/contracts';
 import { interactionFields } from './interaction.hash';
 import { NO_DEADLINE_SCORE, interactionFor } from './interaction.repository';
 import { listRuns, type RunListFilter, type RunPage } from './run.listing';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
-
-/** The right to advance one run, as held by one worker. */
-export interface Lease {
-  tenant: string;
-  runId: string;
-  owner: string;
-  token: string;
-}
-
-/**
- * `acquired` carries the run as it stands under the new lease, how many messages wait for it,
- * whether a stop was asked before (a run handed back or taken over keeps the flag) and the run's log
- * entries as stored (JSON) from the `logFrom` the acquire was given on; `idle` names a sub-agent's parent.
- */
-export type AcquireResult =
-  | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] }
-  | { status: 'busy'; retryInMs: number }
-  | { status: 'idle'; runStatus: string; parentRunId?: string };
-/** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty, or nothing was appended). */
-export type AppendResult =
-  | { status: 'ok'; length: number; previousSha1: string | null }
-  | { status: 'lost' }
-  /** A stop was asked: nothing was appended, or (`recorded`) only the record of what had already happened. */
-  | { status: 'cancelled'; recorded?: { length: number; previousSha1: string | null } };
-/** `deadlineTimer`: the due time (epoch ms) of a deadline timer job the caller must schedule, or null. */
-export type ParkResult = { status: 'parked'; deadlineTimer: number | null } | { status: 'continue' } | { status: 'lost' } | { status: 'cancelled' };
-/** A sub-agent that ended woke its parent: the caller enqueues the parent's job with this counter. */
-export interface ParentWake {
-  runId: string;
-  wake: number;
-}
-/** `stop`: a stop was asked of the run the caller holds; it must stop it instead of ending it. */
-export type EndResult = { status: 'ended'; parentWake: ParentWake | null } | { status: 'lost' } | { status: 'already' } | { status: 'stop' };
-export type CancelResult =
-  | { status: 'cancelled'; parentWake: ParentWake | null }
-  | { status: 'requested' }
-  | { status: 'already'; runStatus: string }
-  | { status: 'stale' };
-export interface NewRun {
-  tenant: string;
-  runId: string;
-  owner: string;
-  agent: string;
-  task: string;
-  trigger: Run['trigger'];
-  unattended?: boolean;
-  /** A sub-agent: its parent, and the parent's lease, which must still be held to start it. */
-  parentRunId?: string;
-  parentLeaseToken?: string;
-  /** The agent's first stage, when it declares stages. */
-  stage?: string;
-  /** A tenant agent: the version the run keeps for its whole life. */
-  agentDigest?: string;
-  /** A start with an idempotency key: who sent it and the key (see RedisKeys.startKey). */
-  startKey?: { caller: string; key: string };
-}
-
-export type RunEnding =
-  | { status: 'finished'; reason: EndReason; summary?: string }
-  | { status: 'failed'; reason: EndReason; error: string };
+import type { AcquireResult, AppendResult, CancelResult, EndResult, Lease, NewRun, ParentWake, ParkResult, RunEnding } from './run.types';
 
 export class RunRepository {
   constructor(private readonly ctx: StoreContext) {}
@@ -202,10 +143,10 @@ export class RunRepository {
     return result === 'released' || result === 'cancelled' ? result : 'lost';
   }
 
-  /** Fenced: appends only while `lease` is still the run's lease. `enterStage` moves the run in the same step. */
   /**
-   * Fenced append of log entries and their events. `happened`: they record what already happened (a
-   * tool call that ran), so a stop asked meanwhile does not keep them out of the log (and the audit).
+   * Fenced: appends only while `lease` is still the run's lease. `enterStage` moves the run in the
+   * same step. `happened`: the entries record what already happened (a tool call that ran), so a stop
+   * asked meanwhile does not keep them out of the log (and the audit).
    */
   async append(lease: Lease, entry: LogEntry | LogEntry[] | null, events: EventDraft[] = [], enterStage = '', happened = false): Promise<AppendResult> {
     const { keys, args } = this.ctx.prologue(lease.tenant, lease.runId, lease.owner);

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Actor, Answer, EventDraft, Interaction, InteractionRequest, LogEntry, ParleyEvent, Prompt, PublishedMessage } from '@parley/contracts';
-import type { AcquireResult, Lease, NewRun } from './run.repository';
+import type { AcquireResult, Lease, NewRun } from './run.types';
 import { ParleyStore } from './store';
 import { NO_DEADLINE_SCORE } from './interaction.repository';
 import { LeaseLostError } from './lease.errors';

@@ -1,6 +1,6 @@
 import type { EffectOutcome, ShellWorkspace, WorkspaceFile, WorkspacePort } from '@parley/tools';
 import { LeaseLostError } from './lease.errors';
-import type { Lease } from './run.repository';
+import type { Lease } from './run.types';
 import type { StoreContext } from './store.context';
 
 /** A run's workspace in Redis; writes are fenced by the lease and applied once per effect id. */
