@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { AgentCatalog, TenantAgents } from '@parley/agents';
@@ -47,6 +48,8 @@ export class RunProcessor extends QueueProcessor<RunJob> {
       logs: new RecentLogs(store),
     };
     this.shutdownGraceMs = config.shutdownGraceMs;
+    // Each running step listens to it: past ten (PARLEY_WORKER_CONCURRENCY > 10), Node would warn of a leak.
+    setMaxListeners(config.workerConcurrency + 1, this.shutdown.signal);
     const tenantAgents = new TenantAgents(agents, new AgentRepository(store.ctx));
     // A run of a tenant agent sees its version, its powers as enabled right now.
     this.engine = new RunEngine(this.resources, config.leaseMs, (run) => tenantAgents.forRun(run));
