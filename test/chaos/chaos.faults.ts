@@ -11,6 +11,8 @@ export interface FaultLog {
   kills: Record<string, number>;
   restarts: number;
   redisRestarts: number;
+  /** When Redis was down (epoch ms, from its kill to its restart): a takeover then waits for it too. */
+  redisDown: Array<{ from: number; to: number }>;
   /** Restarts that failed (the process did not come back ready): retried, and reported. */
   restartFailures: string[];
   lines: string[];
@@ -23,7 +25,7 @@ export interface FaultLog {
  * most of its kills leave a run for another worker to take over, as a crash mid-step does.
  */
 export class FaultInjector {
-  readonly log: FaultLog = { kills: { gateway: 0, 'loop-worker': 0, 'interaction-service': 0 }, restarts: 0, redisRestarts: 0, restartFailures: [], lines: [] };
+  readonly log: FaultLog = { kills: { gateway: 0, 'loop-worker': 0, 'interaction-service': 0 }, restarts: 0, redisRestarts: 0, redisDown: [], restartFailures: [], lines: [] };
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
@@ -66,6 +68,7 @@ export class FaultInjector {
       await new Promise((resolve) => setTimeout(resolve, loseLastMs));
     }
     this.note(`kill -9 redis-server (pid ${redis.pid})${loseLastMs > 0 ? `, its AOF put back to ${loseLastMs} ms earlier (power cut before the fsync)` : ''}`);
+    const downFrom = Date.now();
     await redis.kill9();
     if (loseLastMs > 0) {
       rmSync(join(redis.dir, 'appendonlydir'), { recursive: true, force: true });
@@ -74,6 +77,7 @@ export class FaultInjector {
     await new Promise((resolve) => setTimeout(resolve, downMs));
     const before = whileDown();
     await redis.restart();
+    this.log.redisDown.push({ from: downFrom, to: Date.now() });
     const after = await restarted();
     this.log.redisRestarts += 1;
     this.note(`redis-server restarted from its AOF (pid ${redis.pid})`);

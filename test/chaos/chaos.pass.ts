@@ -34,8 +34,8 @@ export interface PassReport {
   loss?: RedisLoss;
   seconds: number;
   settleSeconds: number;
-  /** Ms from a loop-worker's kill -9 until another worker held each run it was advancing. */
-  takeovers: number[];
+  /** Each run a killed loop-worker was advancing: when it was killed, and ms until another worker held the run. */
+  takeovers: Takeover[];
   /** Runs that ended more than 10 s after the faults stopped: what their events say. */
   slow: string[];
   startFailures: number;
@@ -76,7 +76,7 @@ export async function runPass(options: PassOptions): Promise<PassReport> {
       httpAnswer: (id, body) => harness.http(runningGateway(harness, options.random), 'POST', `/v1/interactions/${id}/answer`, body, harness.token({ role: 'admin', sub: 'watcher' })),
     });
     answerer.start();
-    const takeovers: number[] = [];
+    const takeovers: Takeover[] = [];
     const timing: Array<Promise<void>> = [];
     const faults = new FaultInjector(
       h,
@@ -204,12 +204,17 @@ async function runsHeldBy(h: Harness, runIds: string[], worker: string): Promise
 }
 
 /** Times how long each run the killed worker was advancing takes to be held by another worker. */
-async function timeTakeovers(h: Harness, ids: string[], worker: string, killedAt: number, into: number[]): Promise<void> {
+export interface Takeover {
+  killedAt: number;
+  ms: number;
+}
+
+async function timeTakeovers(h: Harness, ids: string[], worker: string, killedAt: number, into: Takeover[]): Promise<void> {
   let waiting = await runsHeldBy(h, ids.slice(-80), worker).catch((): string[] => []);
   while (waiting.length > 0 && Date.now() - killedAt < 30_000) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const still = await runsHeldBy(h, waiting, worker).catch(() => waiting);
-    waiting.filter((id) => !still.includes(id)).forEach(() => into.push(Date.now() - killedAt));
+    waiting.filter((id) => !still.includes(id)).forEach(() => into.push({ killedAt, ms: Date.now() - killedAt }));
     waiting = still;
   }
 }
