@@ -1,7 +1,7 @@
 import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Worker, type Job, type WorkerOptions } from 'bullmq';
 import { createRedis, type ParleyConfig, type RedisTarget } from '@parley/platform';
-import { isConnectionError } from './connection-error';
+import { isRedisAway } from './connection-error';
 import { LostLocks, lostLockJobId } from './lost-lock';
 
 /**
@@ -146,7 +146,7 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
   private onWorkerError(error: Error): void {
     const jobId = lostLockJobId(error);
     if (jobId === undefined) {
-      if (isConnectionError(error)) {
+      if (isRedisAway(error)) {
         // Redis is away: its connections say so themselves, once and then every 10 s.
         this.logger.debug(`worker error while Redis is away: ${error.message}`);
         return;

@@ -104,18 +104,16 @@ export class Scripts {
 
   async run(name: ScriptName, keys: string[], args: Arg[]): Promise<unknown> {
     const script: { keys: number; repeatable?: true } = SCRIPTS[name];
-    const call = (): Promise<unknown> =>
-      this.commands[name](...(script.keys < 0 ? [keys.length] : []), ...keys, ...args).catch((error: unknown) => {
-        // Unanswered past the connection's timeout, it may still run: callers handle it as a lost reply.
-        throw error instanceof Error && error.message === COMMAND_TIMED_OUT ? new ReplyLostError(name, 'unanswered past the command timeout') : error;
-      });
+    const call = (): Promise<unknown> => this.commands[name](...(script.keys < 0 ? [keys.length] : []), ...keys, ...args);
     try {
       return await call();
     } catch (error) {
-      if (error instanceof ReplyLostError && script.repeatable) {
+      // Unanswered past the connection's timeout, it may still run: callers handle it as a lost reply.
+      const lost = (error as Error | null)?.message === COMMAND_TIMED_OUT ? new ReplyLostError(name, 'unanswered past the command timeout') : error;
+      if (lost instanceof ReplyLostError && script.repeatable) {
         return call();
       }
-      throw error;
+      throw lost;
     }
   }
 }

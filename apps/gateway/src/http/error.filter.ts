@@ -1,7 +1,7 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ParleyError, RateLimitedError, StoreUnavailableError, type ErrorBody, type ErrorCode } from '@parley/contracts';
-import { mayHaveRun } from '@parley/platform';
+import { isRedisAway } from '@parley/store';
 
 /** Every error leaves as `{ error: { code, message, details? } }` with its HTTP status. */
 @Catch()
@@ -52,7 +52,7 @@ export function toErrorReply(exception: unknown): { status: number; body: ErrorB
   if (exception instanceof ParleyError) {
     return { status: exception.status, body: exception.toBody() };
   }
-  if (isRedisUnreachable(exception)) {
+  if (isRedisAway(exception)) {
     const unavailable = new StoreUnavailableError({ cause: exception });
     return { status: unavailable.status, body: unavailable.toBody() };
   }
@@ -98,24 +98,4 @@ function isBareJsonValue(body: unknown): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * ioredis gave up on a command: its connection is away (retries spent, closed, refused, reset), it
- * went unanswered past PARLEY_REDIS_COMMAND_TIMEOUT_MS, or the connection closed before its reply.
- */
-function isRedisUnreachable(exception: unknown): boolean {
-  if (!(exception instanceof Error)) {
-    return false;
-  }
-  const code = (exception as NodeJS.ErrnoException).code;
-  return (
-    mayHaveRun(exception) ||
-    exception.name === 'MaxRetriesPerRequestError' ||
-    exception.message === 'Connection is closed.' ||
-    code === 'ECONNREFUSED' ||
-    code === 'ECONNRESET' ||
-    code === 'ETIMEDOUT' ||
-    code === 'EPIPE'
-  );
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
-import { ReplyLostError, metrics } from '@parley/platform';
-import { isConnectionError } from '@parley/store';
+import { metrics } from '@parley/platform';
+import { isRedisAway } from '@parley/store';
 
 export type Entry = [id: string, fields: string[] | null];
 
@@ -26,7 +26,7 @@ export class RouteFailures {
 
   /** Counts the entry's failure; true when it has now had its tries (it is logged and counted as given up, the caller acknowledges it). */
   failed(tenant: string, stream: string, [id, fields]: Entry, error: unknown): boolean {
-    if (error instanceof ReplyLostError || (error instanceof Error && isConnectionError(error))) {
+    if (isRedisAway(error)) {
       return false;
     }
     const key = `${stream}|${id}`;

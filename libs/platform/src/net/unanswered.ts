@@ -16,7 +16,7 @@ export const COMMAND_TIMED_OUT = 'Command timed out';
 
 /** An error after which the command may still have run, or run later: a lost reply, or a timeout. */
 export function mayHaveRun(error: unknown): boolean {
-  return error instanceof ReplyLostError || (error instanceof Error && error.message === COMMAND_TIMED_OUT);
+  return error instanceof ReplyLostError || (error as Error | null)?.message === COMMAND_TIMED_OUT;
 }
 
 /** The parts of ioredis this reads: the commands sent but unanswered, and how it fails them. */
