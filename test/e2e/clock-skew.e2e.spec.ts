@@ -66,3 +66,61 @@ describe.each([
     await waitFor(async () => (await h.runHash(runId)).status === 'finished', { message: 'the run to go on and finish' });
   });
 });
+
+const writer = {
+  name: 'writer',
+  model: {
+    provider: 'scripted',
+    turns: [{ tool_calls: [{ name: 'write_file', input: { path: 'a.txt', content: 'hello' } }] }, { tool_calls: [{ name: 'finish', input: { summary: 'written' } }] }],
+  },
+  tools: ['write_file', 'finish'],
+  limits: { max_iterations: 4 },
+};
+const CLAIM_SECS = 10;
+
+describe('approval claims with a gateway 20 s behind and one 20 s ahead', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await Harness.start({
+      name: 'clock-skew-claims',
+      gateways: 2,
+      agents: [writer],
+      env: { PARLEY_APPROVAL_CLAIM_SECS: String(CLAIM_SECS) },
+      serviceEnv: { 'gateway-1': shiftedClock(`-${SKEW}`), 'gateway-2': shiftedClock(`+${SKEW}`) },
+    });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('a claim lasts its time on the true clock, whichever gateway takes or judges it', async () => {
+    const runId = await h.startRun(1, 'writer');
+    const approvalId = (await waitFor(() => h.openQuestion(runId), { message: 'the approval to open' }))!;
+    const ann = h.token({ sub: 'ann', role: 'admin' });
+    const bob = h.token({ sub: 'bob', role: 'admin' });
+
+    const claimedAt = Date.now();
+    const claimed = await h.http<{ interaction: Interaction }>(1, 'POST', `/v1/approvals/${approvalId}/claim`, undefined, ann);
+    expect(claimed.status).toBe(200);
+    const until = Date.parse(claimed.body.interaction.claim!.until);
+    // Before, the gateway 20 s behind gave a claim that had ended 10 s before it was taken.
+    expect(Math.abs(until - (claimedAt + CLAIM_SECS * 1000))).toBeLessThan(2000);
+
+    // The gateway 20 s ahead sees the claim live, and refuses another admin's decision while it is.
+    const seen = await h.http<{ interaction: Interaction }>(2, 'GET', `/v1/interactions/${approvalId}`, undefined, bob);
+    expect(seen.body.interaction.claim).toEqual({ subject: 'ann', until: claimed.body.interaction.claim!.until });
+    const refused = await h.http<{ error: { code: string } }>(2, 'POST', `/v1/interactions/${approvalId}/answer`, { decision: 'allow_once' }, bob);
+    expect(refused.status).toBe(409);
+    expect(Date.now()).toBeLessThan(until);
+
+    // Once it has ended on the true clock, the other admin decides.
+    const answered = (await waitFor(async () => {
+      const res = await h.http(2, 'POST', `/v1/interactions/${approvalId}/answer`, { decision: 'allow_once' }, bob);
+      return res.status === 200 ? Date.now() : undefined;
+    }, { timeoutMs: (CLAIM_SECS + 10) * 1000, intervalMs: 200, message: 'the claim to end' }))!;
+    expect(answered).toBeGreaterThanOrEqual(until - 1000);
+    await waitFor(async () => (await h.runHash(runId)).status === 'finished', { message: 'the run to go on and finish' });
+  });
+});

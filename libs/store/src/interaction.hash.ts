@@ -28,10 +28,11 @@ export function interactionFields(interaction: Interaction): string[] {
   ];
 }
 
-export function toInteraction(tenant: string, id: string, h: Record<string, string>): Interaction {
+/** `nowMs`: Redis's clock as the caller reads it, which claims are judged on (a claim past its end is not shown). */
+export function toInteraction(tenant: string, id: string, h: Record<string, string>, nowMs: number): Interaction {
   const claimUntil = Number(h.claimUntil ?? 0);
   return {
-    ...(h.claimSubject && claimUntil > Date.now() ? { claim: { subject: h.claimSubject, until: new Date(claimUntil).toISOString() } } : {}),
+    ...(h.claimSubject && claimUntil > nowMs ? { claim: { subject: h.claimSubject, until: new Date(claimUntil).toISOString() } } : {}),
     id,
     tenant,
     runId: h.runId,

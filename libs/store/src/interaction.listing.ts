@@ -93,10 +93,11 @@ async function loadInteractions(ctx: StoreContext, tenant: string, ids: string[]
   const pipeline = ctx.redis.pipeline();
   ids.forEach((id) => pipeline.hgetall(ctx.keys.interaction(tenant, id)));
   const replies = (await pipeline.exec()) ?? [];
+  const nowMs = ctx.clock.nowMs();
   replies.forEach(([, hash], i) => {
     const fields = hash as Record<string, string>;
     if (fields.runId) {
-      found.set(ids[i], toInteraction(tenant, ids[i], fields));
+      found.set(ids[i], toInteraction(tenant, ids[i], fields, nowMs));
     }
   });
   return found;

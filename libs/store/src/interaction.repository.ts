@@ -42,13 +42,13 @@ export class InteractionRepository {
 
   async get(tenant: string, interactionId: string): Promise<Interaction | null> {
     const hash = await this.ctx.redis.hgetall(this.ctx.keys.interaction(tenant, interactionId));
-    return hash.runId ? toInteraction(tenant, interactionId, hash) : null;
+    return hash.runId ? toInteraction(tenant, interactionId, hash, this.ctx.clock.nowMs()) : null;
   }
 
   /** The one atomic decision of an interaction; the loser gets `conflict` with the winner's record. */
   async resolve(input: { interaction: Interaction; outcome: Outcome; answer?: Answer; by: Actor }): Promise<ResolveResult> {
     const { interaction, outcome, answer, by } = input;
-    const now = new Date();
+    const now = this.ctx.clock.now();
     const { keys, args } = this.ctx.prologue(interaction.tenant, interaction.runId, interaction.owner, now);
     const k = this.ctx.keys;
     const at = now.toISOString();
@@ -103,7 +103,7 @@ export class InteractionRepository {
   }
 
   /** Takes an open interaction for `by` until `untilMs`, or gives it up (`untilMs` null). */
-  async claim(interaction: Interaction, by: Actor & { subject: string }, untilMs: number | null, now = new Date()): Promise<ClaimResult> {
+  async claim(interaction: Interaction, by: Actor & { subject: string }, untilMs: number | null, now = this.ctx.clock.now()): Promise<ClaimResult> {
     const { keys, args } = this.ctx.prologue(interaction.tenant, interaction.runId, interaction.owner, now);
     const claim = untilMs === null ? null : { subject: by.subject, until: new Date(untilMs).toISOString() };
     const claimed: EventDraft = { type: 'interaction.claimed', data: { interactionId: interaction.id, claim, by } };

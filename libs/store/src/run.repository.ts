@@ -300,7 +300,7 @@ export class RunRepository {
     leaseToken = '',
   ): Promise<CancelResult> {
     const openInteractionId = open?.id ?? null;
-    const now = new Date();
+    const now = this.ctx.clock.now();
     const { keys, args } = this.ctx.prologue(target.tenant, target.runId, target.owner, now);
     const k = this.ctx.keys;
     const ix = openInteractionId ? k.interaction(target.tenant, openInteractionId) : k.run(target.tenant, target.runId);

@@ -43,7 +43,11 @@ export class StoreContext {
   }
 
   /** KEYS[1..3] and ARGV[1..7] shared by every event-emitting script (see includes/emit.lua). */
-  prologue(tenant: string, runId: string, owner: string, now = new Date()): { keys: string[]; args: string[] } {
+  /**
+   * `now` defaults to this process's reading of Redis's clock: an event's time, a run's `updatedAt`, the
+   * scores of in-flight runs and the claims on approvals are then on the clock every process reads.
+   */
+  prologue(tenant: string, runId: string, owner: string, now = this.clock.now()): { keys: string[]; args: string[] } {
     return {
       keys: [this.keys.seq(tenant), this.keys.tenantEvents(tenant), this.keys.runEventSeqs(tenant, runId)],
       args: [tenant, runId, owner, now.toISOString(), String(this.options.eventsMaxLen), this.keys.eventsChannel(), String(now.getTime())],

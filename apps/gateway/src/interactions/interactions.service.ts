@@ -135,7 +135,7 @@ export class InteractionsService {
       throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);
     }
     const by = { kind: 'user' as const, subject: user.sub, role: user.role };
-    const result = await this.store.interactions.claim(interaction, by, release ? null : Date.now() + this.config.approvalClaimSecs * 1000);
+    const result = await this.store.interactions.claim(interaction, by, release ? null : this.store.ctx.clock.nowMs() + this.config.approvalClaimSecs * 1000);
     switch (result.status) {
       case 'claimed':
       case 'released':

@@ -234,7 +234,7 @@ export class RunsService {
     let result: PostMessageResult;
     try {
       const by = { kind: 'user' as const, subject: user.sub, role: user.role };
-      result = await this.store.messages.post(run, { messageId, text: body.text, by, at: new Date().toISOString() }, idempotencyKey !== undefined);
+      result = await this.store.messages.post(run, { messageId, text: body.text, by, at: this.store.ctx.clock.now().toISOString() }, idempotencyKey !== undefined);
     } catch (error) {
       if (!mayHaveRun(error)) {
         await this.store.limits.refundMessage(user.tenant, sender, this.messageLimits());
