@@ -127,19 +127,19 @@ export class TurnDispatcher {
       return this.resultOrInterrupt(lease, call, refusal);
     }
     if (permissionOf(agent, call.name, stage) === 'allow') {
-      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input));
+      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), undefined, true);
     }
     const stageName = stage?.name ?? DEFAULT_STAGE;
     const scope = describeCall(call.name, input);
     const granted = await this.resources.store.runs.grantedAmong(lease.tenant, lease.runId, membersToLookUp(scope.needs, stageName));
     const covered = coverWithoutAsking(scope, input, { stage: stageName, granted, safe: this.resources.agents.safeCommands(agent.name) });
     if (covered) {
-      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), covered);
+      return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), covered, true);
     }
     if (run.unattended) {
       // Nobody is there to approve: the agent's policy decides, and the audit says so.
       if (agent.unattended_approval === 'allow') {
-        return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), { basis: 'policy', covered: [], argsDigest: argsDigest(input) });
+        return this.resultOrInterrupt(lease, call, await this.execute(lease, agent, call, input), { basis: 'policy', covered: [], argsDigest: argsDigest(input) }, true);
       }
       return this.resultOrInterrupt(lease, call, errorResult('denied by policy: nobody is watching this run to approve this call; continue without it or call finish'), {
         basis: 'policy',
@@ -159,7 +159,7 @@ export class TurnDispatcher {
   private async delegate(lease: Lease, view: RunView, open: OpenCall): Promise<SettleResult> {
     const { call } = open;
     if (open.childResult) {
-      return this.resultOrInterrupt(lease, call, childResultOf(open.childResult));
+      return this.resultOrInterrupt(lease, call, childResultOf(open.childResult), undefined, true);
     }
     if (open.child) {
       await this.ensureStarted(lease.tenant, open.child.childRunId);
@@ -183,7 +183,7 @@ export class TurnDispatcher {
     // since, its result already in this log (its wake was taken by the lease this step acquired).
     const ended = view.conversation.childResults.get(childRunId);
     if (ended) {
-      return this.resultOrInterrupt(lease, call, childResultOf(ended));
+      return this.resultOrInterrupt(lease, call, childResultOf(ended), undefined, true);
     }
     await this.resources.store.runs.create({
       tenant: lease.tenant,
@@ -235,7 +235,7 @@ export class TurnDispatcher {
       return this.resultOrInterrupt(lease, call, verdict.result);
     }
     const result = await this.execute(lease, agent, call, verdict.input);
-    return this.resultOrInterrupt(lease, call, verdict.edited ? withApproverEdits(result, verdict.input) : result);
+    return this.resultOrInterrupt(lease, call, verdict.edited ? withApproverEdits(result, verdict.input) : result, undefined, true);
   }
 
   private askApproval(lease: Lease, agent: AgentDefinition, call: ToolCall, prompt: Prompt): SettleResult {
@@ -351,12 +351,13 @@ export class TurnDispatcher {
     return errorResult(`unknown tool: ${name} is not available to this agent`);
   }
 
-  private async resultOrInterrupt(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval): Promise<SettleResult> {
-    const appended = await this.record(lease, call, result, approval);
+  /** `ran`: the call ran (or its sub-agent did), so its result is recorded even after a stop (which then ends the run). */
+  private async resultOrInterrupt(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval, ran = false): Promise<SettleResult> {
+    const appended = await this.record(lease, call, result, approval, ran);
     return appended.status === 'ok' ? { status: 'settled' } : this.interrupted(appended);
   }
 
-  record(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval): Promise<AppendResult> {
+  record(lease: Lease, call: ToolCall, result: ToolResult, approval?: AutoApproval, ran = false): Promise<AppendResult> {
     const at = this.stamp();
     const { toolUseId, effectId, name } = call;
     return this.resources.logs.append(
@@ -364,8 +365,7 @@ export class TurnDispatcher {
       { type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: result.isError, ...(approval ? { approval } : {}), at },
       [{ type: 'tool.result', data: { toolUseId, effectId, name, isError: result.isError, content: result.content } }],
       '',
-      // The call ran: its result is recorded even if a stop came meanwhile (which then ends the run).
-      true,
+      ran,
     );
   }
 
