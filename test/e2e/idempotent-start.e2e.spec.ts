@@ -118,3 +118,26 @@ describe('an Idempotency-Key whose run was removed after its retention', () => {
     expect(again).toMatchObject({ status: 201, body: { run: { id: second.body.run.id } } });
   });
 });
+
+describe('a run start with an Idempotency-Key, at the tenant limit', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({ agentsDir: writeAgents([askerAgent()]), overrides: { limitConcurrentRuns: 1 } });
+  });
+  afterAll(() => stack.close());
+
+  const start = async (key: string) =>
+    fetch(`${stack.url}/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.token()}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ agent: 'asker', task: 'the only one' }),
+    }).then(async (response) => ({ status: response.status, replayed: response.headers.get('idempotent-replayed'), body: (await response.json()) as any }));
+
+  it('a repeat is answered with the run it made, though that run fills the limit; a new start is refused', async () => {
+    const first = await start('order-7001');
+    expect(first).toMatchObject({ status: 201, replayed: null });
+    await stack.waitForQuestion(first.body.run.id);
+    expect(await start('order-7001')).toMatchObject({ status: 201, replayed: 'true', body: { run: { id: first.body.run.id } } });
+    expect(await start('order-7002')).toMatchObject({ status: 429, body: { error: { code: 'rate_limited' } } });
+  });
+});
