@@ -5,6 +5,7 @@ export * from './run.repository';
 export * from './run.types';
 export type { RunListFilter, RunPage } from './run.listing';
 export * from './run-message.repository';
+export * from './start-key.repository';
 export * from './interaction.repository';
 export type { InteractionListing, InteractionPage } from './interaction.listing';
 export * from './event.repository';

@@ -83,6 +83,10 @@ export class RedisKeys {
   startKey(tenant: string, caller: string, key: string): string {
     return `${this.tenant(tenant)}:start-key:${createHash('sha256').update(JSON.stringify([caller, key])).digest('hex')}`;
   }
+  /** Set while a start with that key is between its admission and its run's creation: the id it will give the run. */
+  startKeyPending(tenant: string, caller: string, key: string): string {
+    return `${this.startKey(tenant, caller, key)}:starting`;
+  }
   /** Prefix of the tenant's run hashes: scripts that prune by run status append the run id. */
   runPrefix(tenant: string): string {
     return `${this.tenant(tenant)}:run:`;

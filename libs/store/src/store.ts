@@ -7,6 +7,7 @@ import { InteractionRepository } from './interaction.repository';
 import { LimitsRepository } from './limits/limits.repository';
 import { RunMessageRepository } from './run-message.repository';
 import { RunRepository } from './run.repository';
+import { StartKeyRepository } from './start-key.repository';
 import { StoreContext, type StoreOptions } from './store.context';
 
 /** Everything Parley keeps in Redis, behind one object the apps inject. */
@@ -20,6 +21,7 @@ export class ParleyStore {
   readonly limits: LimitsRepository;
   readonly inflight: InflightRepository;
   readonly cascades: CascadeRepository;
+  readonly startKeys: StartKeyRepository;
 
   constructor(redis: RedisClient, options: StoreOptions) {
     this.ctx = new StoreContext(redis, options);
@@ -31,5 +33,6 @@ export class ParleyStore {
     this.limits = new LimitsRepository(this.ctx);
     this.inflight = new InflightRepository(this.ctx);
     this.cascades = new CascadeRepository(this.ctx);
+    this.startKeys = new StartKeyRepository(this.ctx);
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TenantAgents } from '@parley/agents';
 import {
@@ -56,6 +57,45 @@ export class RunsService {
       return replayed;
     }
     const runId = randomUUID();
+    if (!startKey) {
+      return this.startNew(user, body, runId);
+    }
+    const made = await this.awaitStartInProgress(user, startKey, body, runId);
+    if (made) {
+      return made;
+    }
+    try {
+      return await this.startNew(user, body, runId, startKey);
+    } finally {
+      await this.store.startKeys.done(user.tenant, startKey.caller, startKey.key, runId).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Marks the key as starting with `runId`; while another start holds it so (a repeat sent before the
+   * first got its answer), waits for that start to end and answers with the run it made. Null once
+   * this start holds the key: it goes on and makes the run. Waiting looks again at growing
+   * intervals: the other start is one admission and one create away from done, and nothing
+   * announces a key's record (that would take keyspace notifications, which Parley does not ask of
+   * a Redis). A start that died holding the key lets it go after STARTING_MS.
+   */
+  private async awaitStartInProgress(user: TokenClaims, startKey: { caller: string; key: string }, body: StartRunBody, runId: string): Promise<{ run: Run; replayed: true } | null> {
+    for (;;) {
+      const mark = await this.store.startKeys.mark(user.tenant, startKey.caller, startKey.key, runId);
+      if (mark.status === 'marked') {
+        return null;
+      }
+      for (let pauseMs = 5; await this.store.startKeys.isStarting(user.tenant, startKey.caller, startKey.key, mark.runId); pauseMs = Math.min(pauseMs * 2, 250)) {
+        await sleep(pauseMs);
+      }
+      const made = await this.replayStarted(user, startKey, body);
+      if (made) {
+        return made;
+      }
+    }
+  }
+
+  private async startNew(user: TokenClaims, body: StartRunBody, runId: string, startKey?: { caller: string; key: string }): Promise<{ run: Run; replayed: boolean }> {
     let agent = await this.agents.forStart(user.tenant, body.agent);
     // The tenant's limits (shared by every gateway) are checked before anything of the run is written.
     const owner = body.onBehalfOf ?? user.sub;
