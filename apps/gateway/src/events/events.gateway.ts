@@ -318,11 +318,11 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
     return this.reply('approvals', async () => {
       const filter = parseOrThrow(ApprovalsMessageSchema, body ?? {}, 'approvals message');
       return this.interactions.listApprovals(data(socket).user, filter);
-    });
+    }, 'read');
   }
 
-  private reply<T extends object>(what: string, work: () => Promise<T>): Promise<Ack<T>> {
-    return socketReply(this.store.ctx.redis, this.logger, what, work);
+  private reply<T extends object>(what: string, work: () => Promise<T>, kind: 'read' | 'write' = 'write'): Promise<Ack<T>> {
+    return socketReply(this.store.ctx.redis, this.logger, what, work, kind);
   }
 
   /**

@@ -9,9 +9,10 @@ export type Ack<T> = ({ ok: true } & T) | ErrorBody;
 
 /**
  * Runs a client message's work and acknowledges it. While Redis is away the work waits for it as an
- * HTTP request does (StoreReadyGuard), then is refused `unavailable`, nothing done.
+ * HTTP request does (StoreReadyGuard), then is refused `unavailable`, nothing done. `kind`: a write
+ * that Redis went away during is said to have maybe been applied; a read is not.
  */
-export async function socketReply<T extends object>(redis: RedisClient, logger: Logger, what: string, work: () => Promise<T>): Promise<Ack<T>> {
+export async function socketReply<T extends object>(redis: RedisClient, logger: Logger, what: string, work: () => Promise<T>, kind: 'read' | 'write' = 'write'): Promise<Ack<T>> {
   try {
     await storeReady(redis);
     return { ok: true, ...(await work()) };
@@ -21,7 +22,7 @@ export async function socketReply<T extends object>(redis: RedisClient, logger: 
       logger.error(`${what} failed: ${(error as Error).message}`);
     }
     // As over HTTP: a write that Redis went away during may have been applied.
-    if (reply.body.error.code === 'unavailable' && what !== 'approvals' && !(error instanceof StoreUnavailableError && error.notApplied)) {
+    if (reply.body.error.code === 'unavailable' && kind === 'write' && !(error instanceof StoreUnavailableError && error.notApplied)) {
       reply.body.error.message = MAYBE_APPLIED;
     }
     return reply.body;
