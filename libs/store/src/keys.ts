@@ -83,7 +83,7 @@ export class RedisKeys {
   startKey(tenant: string, caller: string, key: string): string {
     return `${this.tenant(tenant)}:start-key:${createHash('sha256').update(JSON.stringify([caller, key])).digest('hex')}`;
   }
-  /** Set while a start with that key is between its admission and its run's creation: the id it will give the run. */
+  /** Set from before a start with that key is admitted until it has its answer (at most 20 s): the id it gives its run. */
   startKeyPending(tenant: string, caller: string, key: string): string {
     return `${this.startKey(tenant, caller, key)}:starting`;
   }

@@ -12,7 +12,7 @@ type ScriptFn = (...args: Arg[]) => Promise<unknown>;
  */
 const SCRIPTS = {
   createRun: { file: 'create-run.lua', keys: 9 },
-  startKeyDone: { file: 'start-key-done.lua', keys: 1 },
+  startKeyDone: { file: 'start-key-done.lua', keys: 1, repeatable: true },
   postMessage: { file: 'post-message.lua', keys: 6 },
   takeMessages: { file: 'take-messages.lua', keys: 6 },
   acquireLease: { file: 'acquire-lease.lua', keys: 7 },

@@ -23,6 +23,8 @@ describe('StartKeyRepository', () => {
 
   it('the first start marks the key; a second is told which run is being made, until the first is done', async () => {
     expect(await keys.mark('acme', 'alice', 'k', 'run-1')).toEqual({ status: 'marked' });
+    // The same mark sent again (its first reply lost with a dropped connection) is still this start's.
+    expect(await keys.mark('acme', 'alice', 'k', 'run-1')).toEqual({ status: 'marked' });
     expect(await keys.mark('acme', 'alice', 'k', 'run-2')).toEqual({ status: 'starting', runId: 'run-1' });
     expect(await keys.isStarting('acme', 'alice', 'k', 'run-1')).toBe(true);
     // Another caller's key, or another key, is another mark.

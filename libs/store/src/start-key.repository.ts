@@ -1,7 +1,11 @@
 import type { StoreContext } from './store.context';
 
-/** How long a start may hold its key as starting: far longer than an admission and a create take. */
-const STARTING_MS = 10_000;
+/**
+ * How long a start may hold its key as starting: far longer than an admission and a create take, also
+ * when each waits out a command timeout (5 s by default) and is sent again. A start that died holding
+ * the key lets it go after this.
+ */
+export const STARTING_MS = 20_000;
 
 export type StartKeyMark = { status: 'marked' } | { status: 'starting'; runId: string };
 
@@ -16,7 +20,8 @@ export class StartKeyRepository {
 
   async mark(tenant: string, caller: string, key: string, runId: string): Promise<StartKeyMark> {
     const holder = (await this.ctx.redis.call('SET', this.ctx.keys.startKeyPending(tenant, caller, key), runId, 'PX', String(STARTING_MS), 'NX', 'GET')) as string | null;
-    return holder === null ? { status: 'marked' } : { status: 'starting', runId: holder };
+    // Its own id: this very SET, sent again after a dropped connection lost its first reply.
+    return holder === null || holder === runId ? { status: 'marked' } : { status: 'starting', runId: holder };
   }
 
   /** Whether a start still holds the key as starting with `runId`. */

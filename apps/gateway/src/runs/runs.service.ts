@@ -77,11 +77,17 @@ export class RunsService {
    * this start holds the key: it goes on and makes the run. Waiting looks again at growing
    * intervals: the other start is one admission and one create away from done, and nothing
    * announces a key's record (that would take keyspace notifications, which Parley does not ask of
-   * a Redis). A start that died holding the key lets it go after STARTING_MS.
+   * a Redis). A start that died holding the key lets it go after STARTING_MS (20 s).
    */
   private async awaitStartInProgress(user: TokenClaims, startKey: { caller: string; key: string }, body: StartRunBody, runId: string): Promise<{ run: Run; replayed: true } | null> {
     for (;;) {
-      const mark = await this.store.startKeys.mark(user.tenant, startKey.caller, startKey.key, runId);
+      const mark = await this.store.startKeys.mark(user.tenant, startKey.caller, startKey.key, runId).catch(async (error: unknown) => {
+        // It may have been set: a retry of this start would wait on it for nothing.
+        if (mayHaveRun(error)) {
+          await this.store.startKeys.done(user.tenant, startKey.caller, startKey.key, runId).catch(() => undefined);
+        }
+        throw error;
+      });
       if (mark.status === 'marked') {
         return null;
       }

@@ -154,7 +154,7 @@ export class RunEngine {
       const entries = await log.read();
       if (!resumed) {
         resumed = true;
-        observeResume(entries);
+        observeResume(entries, this.resources.store.ctx.clock.nowMs());
       }
       const conversation = buildConversation(entries);
       const view: RunView = { run, agent, stage: stageOf(agent, conversation), conversation };
@@ -380,11 +380,11 @@ export class RunEngine {
   }
 }
 
-/** A run taken up right after an answer: how long the answer waited for a worker. */
-function observeResume(entries: LogEntry[]): void {
+/** A run taken up right after an answer: how long the answer waited for a worker (both times on Redis's clock). */
+function observeResume(entries: LogEntry[], nowMs: number): void {
   const last = entries.at(-1);
   if (last?.type === 'answer') {
-    metrics.answerToResume.observe(Math.max(0, Date.now() - Date.parse(last.at)) / 1000);
+    metrics.answerToResume.observe(Math.max(0, nowMs - Date.parse(last.at)) / 1000);
   }
 }
 

@@ -46,7 +46,7 @@ export class LimitsRepository {
    * concurrent runs, open interactions) and, when admitted, counts it: its id joins the tenant's
    * active runs. Throws RateLimitedError otherwise.
    */
-  async admitRun(tenant: string, owner: string, runId: string, limits: RunLimits, now = Date.now()): Promise<void> {
+  async admitRun(tenant: string, owner: string, runId: string, limits: RunLimits, now = this.ctx.clock.nowMs()): Promise<void> {
     const k = this.ctx.keys;
     const [outcome, value] = (await this.ctx.scripts.run(
       'admitRun',
@@ -129,7 +129,7 @@ export class LimitsRepository {
    * member (what refresh and release name); throws RateLimitedError when the tenant already has
    * `limits.tenant` live sockets across gateways, or the user `limits.user`. 0 = no limit, but the slot is still kept.
    */
-  async acquireSocket(tenant: string, user: string, socket: string, limits: { tenant: number; user: number }, now = Date.now()): Promise<string> {
+  async acquireSocket(tenant: string, user: string, socket: string, limits: { tenant: number; user: number }, now = this.ctx.clock.nowMs()): Promise<string> {
     // The user as a digest: a user id with a newline in it cannot pass for another user's suffix.
     const userPart = `\n${createHash('sha1').update(user).digest('hex')}`;
     const member = `${socket}${userPart}`;
@@ -148,7 +148,7 @@ export class LimitsRepository {
   }
 
   /** Keeps the slots of a gateway's live sockets (tenant → members) from expiring. */
-  async refreshSockets(members: Map<string, string[]>, now = Date.now()): Promise<void> {
+  async refreshSockets(members: Map<string, string[]>, now = this.ctx.clock.nowMs()): Promise<void> {
     if (members.size === 0) {
       return;
     }
@@ -164,7 +164,7 @@ export class LimitsRepository {
   }
 
   /** Live sockets of the tenant across gateways. */
-  liveSockets(tenant: string, now = Date.now()): Promise<number> {
+  liveSockets(tenant: string, now = this.ctx.clock.nowMs()): Promise<number> {
     return this.ctx.redis.zcount(this.ctx.keys.tenantSockets(tenant), now, '+inf');
   }
 }
