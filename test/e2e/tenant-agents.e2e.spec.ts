@@ -222,12 +222,26 @@ describe('tenant agents', () => {
     const { run } = await ended(runId);
     expect(run).toMatchObject({ status: 'finished', summary: 'v1: kept', agentDigest: v1 });
 
-    // Once no run needs it, a superseded version is dropped (with the next change of the tenant's agents).
-    const stored = (digest: string) => stack.redis.exists(`${stack.config.prefix}:{t:acme}:agent:${digest}`);
-    expect(await stored(v1)).toBe(1);
-    await upload(asking('keeper', 'v3'));
-    expect((await stack.http('DELETE', '/v1/agents/keeper', undefined, admin())).status).toBe(200);
+    // A superseded version goes with the last run that needed it.
+    const stored = (digest: string) => stack.redis.exists(`${stack.config.prefix}:{t:acme}:agent:${digest}`, `${stack.config.prefix}:{t:acme}:agent:${digest}:runs`);
     expect([await stored(v1), await stored(v2)]).toEqual([0, 0]);
+    expect(await stack.redis.zcard(`${stack.config.prefix}:{t:acme}:agents:superseded`)).toBe(0);
+  });
+
+  it('a superseded version stays while another of its runs has not ended, and goes with the last', async () => {
+    const v1 = (await upload(asking('twice', 'v1'))).body.agent.digest;
+    const [first, second] = [await stack.startRun('twice', 'one', admin()), await stack.startRun('twice', 'two', admin())];
+    const q1 = await stack.waitForQuestion(first, 20_000, admin());
+    await stack.waitForQuestion(second, 20_000, admin());
+    await upload(asking('twice', 'v2'));
+    const stored = () => stack.redis.exists(`${stack.config.prefix}:{t:acme}:agent:${v1}`);
+
+    expect((await stack.answer(q1.id, { text: 'a' }, admin())).status).toBe(200);
+    expect((await ended(first)).run).toMatchObject({ status: 'finished', summary: 'v1: a' });
+    expect(await stored()).toBe(1);
+    expect((await stack.http('POST', `/v1/runs/${second}/stop`, undefined, admin())).status).toBe(200);
+    expect((await ended(second)).run.status).toBe('cancelled');
+    expect(await stored()).toBe(0);
   });
 
   it('resumes a tenant agent run on a fresh worker after one dies mid-run', async () => {
