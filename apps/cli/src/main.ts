@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 import { runCli } from './cli.program';
+import { exitQuietlyWhenPipeCloses } from './closed-pipe';
+
+exitQuietlyWhenPipeCloses([process.stdout, process.stderr], (code) => process.exit(code));
 
 void runCli(process.argv.slice(2), {
   stdin: process.stdin,
