@@ -1,4 +1,7 @@
 import { stringify } from 'yaml';
+import { digestDefinition } from '@parley/agents';
+import { AgentDefinitionSchema } from '@parley/contracts';
+import { AgentRepository, StoreContext } from '@parley/store';
 import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -96,6 +99,23 @@ describe('tenant agents', () => {
     const one = await stack.http('GET', '/v1/agents/helper', undefined, member());
     expect(one.body.agent.definition.model.turns).toHaveLength(2);
     expect((await stack.http('GET', '/v1/agents/asker', undefined, member())).body.agent).toEqual(expect.objectContaining({ name: 'asker', source: 'global' }));
+  });
+
+  it('does not list an agent of a provider this deployment does not run (uploaded through a gateway with an API key), and refuses its start naming why', async () => {
+    // As a gateway with ANTHROPIC_API_KEY would have stored it; this deployment has none.
+    const definition = AgentDefinitionSchema.parse({ name: 'claude-helper', model: { provider: 'anthropic', name: 'claude-sonnet-5-5' }, tools: ['ask_user_text', 'finish'] });
+    const { canonical, digest, sizeBytes } = digestDefinition(definition);
+    const agents = new AgentRepository(new StoreContext(stack.redis, { prefix: stack.config.prefix, eventsMaxLen: 1000, retentionSecs: 60, leaseMs: 1000 }));
+    await agents.save('acme', { name: 'claude-helper', digest, uploadedAt: new Date().toISOString(), uploadedBy: 'ada', sizeBytes }, canonical, 50);
+
+    const listed = (await stack.http('GET', '/v1/agents', undefined, member())).body.agents as Array<{ name: string }>;
+    expect(listed.map((agent) => agent.name)).toContain('helper');
+    expect(listed.map((agent) => agent.name)).not.toContain('claude-helper');
+    expect((await stack.http('GET', '/v1/agents/claude-helper', undefined, member())).status).toBe(200);
+    const refused = await stack.http('POST', '/v1/runs', { agent: 'claude-helper', task: 'x' }, member());
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain('ANTHROPIC_API_KEY');
+    expect((await stack.http('DELETE', '/v1/agents/claude-helper', undefined, admin())).status).toBe(200);
   });
 
   it('runs a tenant agent: it parks on its question and finishes with the answer', async () => {

@@ -27,9 +27,11 @@ export class AgentsService {
       own
         // A global agent added after the upload takes the name; its tenant agent is no longer offered.
         .filter((stored) => !this.agents.catalog.isReserved(stored.name))
-        .map(async (stored) => (await this.agents.describe(user.tenant, stored)).agent),
+        .map((stored) => this.agents.describe(user.tenant, stored)),
     );
-    return [...globals, ...tenant];
+    // As for the deployment's own: an agent of a provider this deployment does not run cannot start a run.
+    const startable = tenant.filter(({ definition }) => definition.model.provider !== 'anthropic' || this.agents.catalog.anthropicAvailable);
+    return [...globals, ...startable.map(({ agent }) => agent)];
   }
 
   /** Another tenant's agent answers exactly like a missing one. */
