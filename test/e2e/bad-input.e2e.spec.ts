@@ -492,7 +492,7 @@ const ANSWER_CASES: Array<{ kind: string; agent: string; bad: BadAnswer[]; good:
       { answer: { choice: 0, choices: [1] }, status: 422, code: 'invalid_answer', field: 'choices', mentions: ['not both'] },
       { answer: {}, status: 422, code: 'invalid_answer', field: 'choice', mentions: ['required'] },
       { answer: { choices: [] }, status: 422, code: 'invalid_answer', field: 'choices' },
-      { answer: { text: 'Retreat' }, status: 422, code: 'invalid_answer', field: 'text', mentions: ['not used by a multiple_choice'] },
+      { answer: { text: 'Retreat' }, status: 422, code: 'invalid_answer', field: 'text', mentions: ['not used by multiple_choice interactions'] },
       { answer: { choice: 1, confirmed: true }, status: 422, code: 'invalid_answer', field: 'confirmed' },
       { answer: { choice: -1 }, status: 422, code: 'invalid_answer', field: 'choice' },
       { answer: { choice: 1.5 }, status: 422, code: 'invalid_answer', field: 'choice' },
@@ -507,7 +507,7 @@ const ANSWER_CASES: Array<{ kind: string; agent: string; bad: BadAnswer[]; good:
     agent: 'ask-text',
     bad: [
       { answer: {}, status: 422, code: 'invalid_answer', field: 'text', mentions: ['required'] },
-      { answer: { choice: 0 }, status: 422, code: 'invalid_answer', field: 'choice', mentions: ['not used by a free_text'] },
+      { answer: { choice: 0 }, status: 422, code: 'invalid_answer', field: 'choice', mentions: ['not used by free_text interactions'] },
       { answer: { text: 'Lisbon', confirmed: true }, status: 422, code: 'invalid_answer', field: 'confirmed' },
       { answer: { text: 42 }, status: 422, code: 'invalid_answer', field: 'text' },
       { answer: { text: null }, status: 422, code: 'invalid_answer', field: 'text' },
@@ -520,7 +520,7 @@ const ANSWER_CASES: Array<{ kind: string; agent: string; bad: BadAnswer[]; good:
     agent: 'ask-confirm',
     bad: [
       { answer: {}, status: 422, code: 'invalid_answer', field: 'confirmed', mentions: ['required'] },
-      { answer: { text: 'yes' }, status: 422, code: 'invalid_answer', field: 'text', mentions: ['not used by a confirm'] },
+      { answer: { text: 'yes' }, status: 422, code: 'invalid_answer', field: 'text', mentions: ['not used by confirm interactions'] },
       { answer: { confirmed: true, approved: true }, status: 422, code: 'invalid_answer', field: 'approved' },
       // A value of the wrong type is an answer that does not fit: 422 too.
       { answer: { confirmed: 'yes' }, status: 422, code: 'invalid_answer', field: 'confirmed', mentions: ['expected boolean'] },

@@ -61,11 +61,11 @@ describe('a run start with an Idempotency-Key', () => {
     const first = await start('order-2001', { agent: 'asker', task: 'the first ask' });
     expect(first.status).toBe(201);
     const other = await start('order-2001', { agent: 'asker', task: 'another ask' });
-    expect(other).toMatchObject({ status: 409, body: { error: { code: 'conflict', message: expect.stringContaining('Idempotency-Key was used for another start (task differ)') } } });
+    expect(other).toMatchObject({ status: 409, body: { error: { code: 'conflict', message: expect.stringContaining('Idempotency-Key was used for another start (task differs)') } } });
     expect(await runsWithTask('another ask')).toEqual([]);
     // Unattended is part of what was asked: a run nobody watches is not the one somebody does.
     const unattended = await start('order-2001', { agent: 'asker', task: 'the first ask', unattended: true });
-    expect(unattended).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('(unattended differ)') } } });
+    expect(unattended).toMatchObject({ status: 409, body: { error: { message: expect.stringContaining('(unattended differs)') } } });
     expect(await start('order-2001', { agent: 'asker', task: 'the first ask', unattended: false })).toMatchObject({ status: 201, replayed: 'true', body: { run: { id: first.body.run.id } } });
   });
 

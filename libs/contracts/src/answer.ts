@@ -28,7 +28,7 @@ export function validateAnswer(prompt: Prompt, body: AnswerBody, answerApproval:
   const allowed = FIELDS_BY_KIND[prompt.kind];
   for (const key of Object.keys(body) as Array<keyof AnswerBody>) {
     if (body[key] !== undefined && !allowed.includes(key)) {
-      issues.push({ field: key, reason: `not used by a ${prompt.kind} interaction (use ${allowed.join(' or ')})` });
+      issues.push({ field: key, reason: `not used by ${prompt.kind} interactions (use ${allowed.join(' or ')})` });
     }
   }
   if (issues.length > 0) {
@@ -46,7 +46,7 @@ function answerFor(prompt: Exclude<Prompt, ApprovalPrompt>, body: AnswerBody, is
     case 'free_text':
     case 'edit_text':
       if (body.text === undefined) {
-        issues.push({ field: 'text', reason: `required for a ${prompt.kind} interaction` });
+        issues.push({ field: 'text', reason: `required for ${prompt.kind} interactions` });
         return undefined;
       }
       return { kind: prompt.kind, text: body.text };

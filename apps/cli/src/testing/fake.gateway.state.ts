@@ -217,7 +217,7 @@ export abstract class FakeGatewayState {
       throw claimedBy(held);
     }
     if (release && held === undefined) {
-      throw new ConflictError(`interaction ${interactionId} is not claimed by you`);
+      return interaction;
     }
     const { claim: _previous, ...rest } = interaction;
     const claim = release ? null : { subject: by.subject ?? 'someone', until: new Date(Date.now() + this.claimSecs * 1000).toISOString() };

@@ -139,11 +139,11 @@ export class InteractionsService {
     switch (result.status) {
       case 'claimed':
       case 'released':
+      // Nothing to release (never claimed, released already, or the claim ended): a repeat of a release changes nothing.
+      case 'not_claimed':
         return this.get(user, interactionId);
       case 'held':
         throw claimedBy(result.claim);
-      case 'not_claimed':
-        throw new ConflictError(`interaction ${interactionId} is not claimed by you`);
       case 'closed':
         throw alreadyResolved((await this.store.interactions.get(user.tenant, interactionId)) ?? interaction);
       case 'missing':

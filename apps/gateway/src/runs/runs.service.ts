@@ -181,7 +181,7 @@ export class RunsService {
     const asked = startedAs(user, body);
     const differs = (['agent', 'task', 'owner', 'trigger', 'unattended'] as const).filter((field) => earlier[field] !== asked[field]);
     if (differs.length > 0) {
-      throw new ConflictError(`Idempotency-Key was used for another start (${differs.join(', ')} differ): use a new key for a new run`);
+      throw new ConflictError(`Idempotency-Key was used for another start (${differs.join(', ')} ${differs.length === 1 ? 'differs' : 'differ'}): use a new key for a new run`);
     }
     await this.control.ensureQueued(user.tenant, earlier.id);
     return { run: await this.get(user, earlier.id), replayed: true };
