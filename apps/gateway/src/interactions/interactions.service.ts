@@ -137,9 +137,9 @@ export class InteractionsService {
     const by = { kind: 'user' as const, subject: user.sub, role: user.role };
     const result = await this.store.interactions.claim(interaction, by, release ? null : this.store.ctx.clock.nowMs() + this.config.approvalClaimSecs * 1000);
     switch (result.status) {
+      // not_claimed: nothing to release (never claimed, released already, or the claim ended): a repeated release changes nothing.
       case 'claimed':
       case 'released':
-      // Nothing to release (never claimed, released already, or the claim ended): a repeat of a release changes nothing.
       case 'not_claimed':
         return this.get(user, interactionId);
       case 'held':
