@@ -989,6 +989,16 @@ describe('run replay', () => {
 });
 
 describe('workspace effects', () => {
+  it('writes a path in its result as JSON.stringify does: slashes unescaped, backslashes escaped', async () => {
+    const store = makeStore();
+    const run = await newRun(store);
+    const workspace = new RedisWorkspace(store.ctx, await acquire(store, run), 100);
+    const written = await workspace.write('fx-1', 'notes/a\\b/c.md', 'x');
+    expect(written.status === 'applied' ? written.result : '').toBe(`{"ok":true,"path":${JSON.stringify('notes/a\\b/c.md')},"bytes":1,"created":true}`);
+    const deleted = await workspace.delete('fx-2', 'notes/a\\b/c.md');
+    expect(deleted.status === 'applied' ? deleted.result : '').toBe(`{"ok":true,"path":${JSON.stringify('notes/a\\b/c.md')},"deleted":true}`);
+  });
+
   it('applies an effect id once, counts bytes, and rejects a write over the total limit without writing', async () => {
     const store = makeStore();
     const run = await newRun(store);

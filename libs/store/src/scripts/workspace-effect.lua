@@ -12,6 +12,9 @@ if done then
 end
 redis.call('HSET', KEYS[1], 'leaseUntil', redisClockMs() + tonumber(ARGV[7]))
 local path = ARGV[4]
+-- The path as JSON.stringify writes it: cjson writes every slash as \/ (valid JSON, but the model and the
+-- CLI read it raw); each \/ it wrote is a slash, since it writes a backslash itself as \\.
+local pathJson = string.gsub(cjson.encode(path), '\\/', '/')
 local before = redis.call('HSTRLEN', KEYS[2], path)
 local existed = redis.call('HEXISTS', KEYS[2], path) == 1
 local total = tonumber(redis.call('HGET', KEYS[1], 'wsBytes') or '0')
@@ -25,11 +28,11 @@ if ARGV[3] == 'write' then
   end
   redis.call('HSET', KEYS[2], path, ARGV[5])
   redis.call('HSET', KEYS[1], 'wsBytes', after)
-  result = '{"ok":true,"path":' .. cjson.encode(path) .. ',"bytes":' .. #ARGV[5] .. ',"created":' .. tostring(not existed) .. '}'
+  result = '{"ok":true,"path":' .. pathJson .. ',"bytes":' .. #ARGV[5] .. ',"created":' .. tostring(not existed) .. '}'
 else
   redis.call('HDEL', KEYS[2], path)
   redis.call('HSET', KEYS[1], 'wsBytes', total - before)
-  result = '{"ok":true,"path":' .. cjson.encode(path) .. ',"deleted":' .. tostring(existed) .. '}'
+  result = '{"ok":true,"path":' .. pathJson .. ',"deleted":' .. tostring(existed) .. '}'
 end
 redis.call('HSET', KEYS[3], ARGV[2], result)
 return {'applied', result}
