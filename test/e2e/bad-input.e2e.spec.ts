@@ -388,6 +388,9 @@ describe('path parameters', () => {
       [`/v1/runs/${runId}/events?since=`, 'since', 'whole number'],
       [`/v1/runs/${runId}/events?since=0x10`, 'since', 'whole number'],
       [`/v1/runs?limit=1e2`, 'limit', 'whole number'],
+      // Past what a client can count exactly: one reason, saying so.
+      [`/v1/runs/${runId}/events?since=99999999999999999`, 'since', 'at most 9007199254740991'],
+      [`/v1/runs/${runId}/events?since=9999999999999999`, 'since', 'at most 9007199254740991'],
       [`/v1/runs?limit=0`, 'limit', '>=1'],
       [`/v1/runs?limit=501`, 'limit', '<=500'],
     ];

@@ -21,11 +21,11 @@ export const LIMITS = {
 export function queryInt(min: number, max = Number.MAX_SAFE_INTEGER) {
   // The message for a value that is not a number only: a range error keeps its own (">= 1").
   const whole = z
-    .number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a whole number (decimal digits)' : undefined) })
+    .number({ error: (issue) => (issue.code === 'invalid_type' ? `must be a whole number (decimal digits, at most ${Number.MAX_SAFE_INTEGER})` : undefined) })
     .int()
     .min(min)
     .max(max);
-  return z.preprocess((value) => (typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value), whole);
+  return z.preprocess((value) => (typeof value === 'string' && /^\d{1,16}$/.test(value) && Number.isSafeInteger(Number(value)) ? Number(value) : value), whole);
 }
 
 export const StartRunBodySchema = z
