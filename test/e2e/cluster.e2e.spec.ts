@@ -154,6 +154,18 @@ describe('cluster: the in-process stack', () => {
     }
   });
 
+  it('keyed starts sent at once make one run (the starting mark is a key of the tenant slot)', async () => {
+    const start = () =>
+      fetch(`${stack.url}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.token()}`, 'content-type': 'application/json', 'idempotency-key': 'cluster-once' },
+        body: JSON.stringify({ agent: 'quick', task: 'once on a cluster' }),
+      }).then(async (response) => ({ status: response.status, id: ((await response.json()) as { run?: { id: string } }).run?.id }));
+    const starts = await Promise.all(Array.from({ length: 4 }, start));
+    expect(starts).toEqual(starts.map(() => ({ status: 201, id: starts[0].id })));
+    await stack.waitForStatus(starts[0].id!, 'finished');
+  });
+
   it('a command over keys of many slots (gauges, socket slots of every tenant) runs on each node and answers in order', async () => {
     const keys = new RedisKeys(`${stack.config.prefix}-many`, { cluster: true });
     const tenants = Array.from({ length: 12 }, (_, i) => `tenant${i}`);
