@@ -67,6 +67,7 @@ return result
 const HELPERS = [
   { file: 'clock.lua', call: 'redisClockMs(' },
   { file: 'seqs.lua', call: 'firstPackedAbove(' },
+  { file: 'agent-versions.lua', call: 'leaveAgentVersion(' },
 ] as const;
 
 // Read together with the scripts, not at import: a script and the includes it calls come from the same files.

@@ -355,36 +355,6 @@ local function discardMessages(firstOwned)
   emit('message.discarded', cjson.encode({messageIds = ids}))
 end
 
--- A tenant agent's versions (agent-save, agent-prune): "<tenant tag>agent:<digest>" and its ":runs".
--- A run that ends leaves its version's run set; a superseded version (replaced or deleted) whose last
--- run that was goes with it, as agent-prune would drop it, instead of waiting for the tenant's next
--- change of its agents. Up to two other members that ended are cleaned as create-run does (runs an
--- older release ended without leaving the set).
-local function leaveAgentVersion(runKey, runId)
-  local digest = redis.call('HGET', runKey, 'agentDigest')
-  if not digest then
-    return
-  end
-  local versionKey = TENANT_TAG .. 'agent:' .. digest
-  local runsKey = versionKey .. ':runs'
-  redis.call('SREM', runsKey, runId)
-  local superseded = TENANT_TAG .. 'agents:superseded'
-  if not redis.call('ZSCORE', superseded, digest) then
-    return
-  end
-  for _, id in ipairs(redis.call('SRANDMEMBER', runsKey, 2)) do
-    local status = redis.call('HGET', string.sub(runKey, 1, -1 - #runId) .. id, 'status')
-    if isEnded(status) then
-      redis.call('SREM', runsKey, id)
-    end
-  end
-  if redis.call('SCARD', runsKey) == 0 then
-    redis.call('DEL', versionKey, runsKey)
-    redis.call('ZREM', superseded, digest)
-    redis.call('HDEL', TENANT_TAG .. 'agents:powers', digest)
-  end
-end
-
 -- The common end of end-run and cancel-run, after the terminal status and its events: the grants
 -- go, the run leaves the tenant's in-flight and active runs, the run's keys (KEYS[3], KEYS[4] and
 -- KEYS[firstOwned..]) get the retention period, and a
@@ -392,7 +362,7 @@ end
 local function closeRun(grantsKey, firstOwned, retention, parent, parentId, resultEntry)
   redis.call('DEL', grantsKey)
   leaveInflight(RUN_ID, true)
-  leaveAgentVersion(KEYS[4], RUN_ID)
+  leaveAgentVersion(TENANT_TAG, KEYS[4], RUN_ID)
   -- Its sub-agents are stopped by the caller, after this step: filed until then, for the sweeper.
   if redis.call('SCARD', KEYS[firstOwned + OWNED_CHILDREN]) > 0 then
     redis.call('ZADD', CASCADES, NOW_MS, RUN_ID)
