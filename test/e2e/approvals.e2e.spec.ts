@@ -248,7 +248,7 @@ describe('tool approvals', () => {
     expect(first.prompt).toMatchObject({ tool: 'write_file', telling: { label: 'path', value: 'notes/a.md' }, grant: { directories: ['', 'notes/'] } });
     const bad = await stack.answer(first.id, { decision: 'allow_once', input: { path: 5 } });
     expect(bad.status).toBe(422);
-    expect(bad.body.error.details.issues[0]).toMatchObject({ field: 'input', reason: expect.stringContaining('path') });
+    expect(bad.body.error.details.issues[0]).toMatchObject({ field: 'input.path' });
     const badFolder = await stack.answer(first.id, { decision: 'allow_run', directory: 'elsewhere' });
     expect(badFolder.status).toBe(422);
     const edited = { path: 'notes/a.md', content: 'edited by a person' };
@@ -337,7 +337,7 @@ describe('tool approvals', () => {
     expect(hits).toEqual([]);
     const offList = await stack.answer(first.id, { decision: 'allow_once', input: { url: 'http://169.254.169.254/latest' } });
     expect(offList.status).toBe(422);
-    expect(offList.body.error.details.issues[0]).toMatchObject({ field: 'input', reason: expect.stringContaining('169.254.169.254') });
+    expect(offList.body.error.details.issues[0]).toMatchObject({ field: 'input.url', reason: expect.stringContaining('169.254.169.254') });
     expect((await stack.answer(first.id, { decision: 'allow_run' })).status).toBe(200);
     const post = await approval(runId, first.id);
     expect(post.prompt.input).toMatchObject({ method: 'POST' });

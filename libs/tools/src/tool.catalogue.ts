@@ -18,7 +18,7 @@ import {
   ReadFileInputSchema,
   WriteFileInputSchema,
 } from './tool.schemas';
-import { checkInput, type Checked } from './tool.input';
+import { checkInput, parseInput, type Checked, type InputIssue } from './tool.input';
 import { ShellInputSchema } from './shell/shell.tool';
 import { HttpRequestInputSchema } from './http/http-request.tool';
 
@@ -162,6 +162,15 @@ export function checkToolInput(name: string, input: unknown): Checked<Record<str
     return { ok: false, error: `unknown tool: ${name}` };
   }
   return checkInput(name, CATALOGUE[name].schema, input) as Checked<Record<string, unknown>>;
+}
+
+/** Each problem of a call's arguments by its field (a dotted path, '' for the whole input); none when they fit. */
+export function toolInputIssues(name: string, input: unknown): InputIssue[] {
+  if (!isToolName(name)) {
+    return [{ field: '', reason: `unknown tool: ${name}` }];
+  }
+  const parsed = parseInput(CATALOGUE[name].schema, input);
+  return parsed.ok ? [] : parsed.issues;
 }
 
 /** The model-facing description of a tool. */

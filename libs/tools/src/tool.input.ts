@@ -13,23 +13,38 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
  * know is refused, never dropped, so what is approved and what runs is what the model meant).
  */
 export function checkInput<T extends z.ZodType>(tool: string, schema: T, input: unknown): Checked<z.output<T>> {
+  const parsed = parseInput(schema, input);
+  if (parsed.ok) {
+    return parsed;
+  }
+  const problems = parsed.issues.map(({ field, reason }) => (field === '' ? reason : `${field}: ${reason}`));
+  return { ok: false, error: `invalid ${tool} input: ${problems.join('; ')}` };
+}
+
+/** A field of a tool's input and what is wrong with it; the field is a dotted path, '' for the input as a whole. */
+export interface InputIssue {
+  field: string;
+  reason: string;
+}
+
+/** A tool's input parsed, or each of its problems by field (what {@link checkInput} words as one error). */
+export function parseInput<T extends z.ZodType>(schema: T, input: unknown): { ok: true; value: z.output<T> } | { ok: false; issues: InputIssue[] } {
   if (!isRecord(input)) {
-    return { ok: false, error: `invalid ${tool} input: expected a JSON object` };
+    return { ok: false, issues: [{ field: '', reason: 'expected a JSON object' }] };
   }
   const parsed = schema.safeParse(input);
   if (parsed.success) {
     return { ok: true, value: parsed.data };
   }
-  const problems = parsed.error.issues.flatMap((issue) => {
+  const issues = parsed.error.issues.flatMap((issue) => {
     const path = issue.path.map(String);
     // An unknown key is reported on its parent object; name the key itself, as any other field.
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => `${[...path, key].join('.')}: unknown field`);
+      return issue.keys.map((key) => ({ field: [...path, key].join('.'), reason: 'unknown field' }));
     }
-    const field = path.join('.');
-    return [field === '' ? issue.message : `${field}: ${issue.message}`];
+    return [{ field: path.join('.'), reason: issue.message }];
   });
-  return { ok: false, error: `invalid ${tool} input: ${problems.join('; ')}` };
+  return { ok: false, issues };
 }
 
 /** Trimmed and cut to maxBytes when a string; anything else is left for the schema to report. */

@@ -1,5 +1,5 @@
 import { grantFolder, type Answer, type AnswerBody, type ApprovalPrompt, type ErrorIssue } from '@parley/contracts';
-import { checkToolInput } from '../tool.catalogue';
+import { checkToolInput, toolInputIssues } from '../tool.catalogue';
 import { argsDigest, canonicalJson } from './args.digest';
 import { hostAllowed } from '../http/http-request.tool';
 import { describeCall, grantKey, grantMember, isFileTool } from './call.scope';
@@ -56,12 +56,13 @@ function finalInput(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue
   }
   const checked = checkToolInput(prompt.tool, body.input);
   if (!checked.ok) {
-    issues.push({ field: 'input', reason: checked.error });
+    // Each bad argument by its path under `input` (`input.cwd`), as any other field of the answer.
+    issues.push(...toolInputIssues(prompt.tool, body.input).map(({ field, reason }) => ({ field: field === '' ? 'input' : `input.${field}`, reason })));
     return undefined;
   }
   // An edit is held to the same rules as the model's call: a host off the agent's list would only fail when it ran.
   if (prompt.tool === 'http_request' && policy.allowedHosts && !hostAllowed(new URL(String(checked.value.url)), policy.allowedHosts)) {
-    issues.push({ field: 'input', reason: `url: host ${new URL(String(checked.value.url)).host} is not on the agent's list (${policy.allowedHosts.join(', ')})` });
+    issues.push({ field: 'input.url', reason: `host ${new URL(String(checked.value.url)).host} is not on the agent's list (${policy.allowedHosts.join(', ')})` });
     return undefined;
   }
   return checked.value;

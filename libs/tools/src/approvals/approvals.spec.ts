@@ -447,13 +447,15 @@ describe('answerApproval', () => {
     it('an edit that does not fit the tool schema is refused, naming the bad field', () => {
       const { result, issues } = answer(writePrompt, { decision: 'allow_once', input: { path: 'notes/a.md' } });
       expect(result).toBeUndefined();
-      expect(fieldsOf(issues)).toEqual(['input']);
-      expect(issues[0].reason).toContain('content');
+      expect(fieldsOf(issues)).toEqual(['input.content']);
 
       const wrongType = answer(shellPrompt, { decision: 'allow_once', input: { command: 42 } });
       expect(wrongType.result).toBeUndefined();
-      expect(fieldsOf(wrongType.issues)).toEqual(['input']);
-      expect(wrongType.issues[0].reason).toMatch(/command: must be a string/);
+      expect(fieldsOf(wrongType.issues)).toEqual(['input.command']);
+      expect(wrongType.issues[0].reason).toMatch(/must be a string/);
+
+      const unknown = answer(shellPrompt, { decision: 'allow_once', input: { command: 'ls', cwd: '/' } });
+      expect(unknown.issues).toEqual([{ field: 'input.cwd', reason: 'unknown field' }]);
     });
 
     it('refuses a directory', () => {
