@@ -1,3 +1,4 @@
+import { askerAgent } from '../support/agents';
 import { TestStack, writeAgents, type TestClient } from '../support/stack';
 import { waitFor } from '../support/wait-for';
 
@@ -28,7 +29,7 @@ describe('the admin approval queue', () => {
 
   beforeAll(async () => {
     stack = await TestStack.start({
-      agentsDir: writeAgents([writer('soon', 600), writer('later', 3600), writer('forever', 0)]),
+      agentsDir: writeAgents([writer('soon', 600), writer('later', 3600), writer('forever', 0), askerAgent('asker')]),
     });
   });
 
@@ -246,6 +247,9 @@ describe('the admin approval queue', () => {
         error: { code: 'validation_failed' },
       });
       expect((await stack.http('POST', '/v1/approvals/missing-id/claim', undefined, admin1())).status).toBe(404);
+      const question = await stack.waitForQuestion(await stack.startRun('asker', 'q', alice()));
+      const notApproval = await stack.http('POST', `/v1/approvals/${question.id}/claim`, undefined, admin1());
+      expect(notApproval).toMatchObject({ status: 409, body: { error: { code: 'conflict', details: { waitReason: 'question' } } } });
       // A member's claim is refused for its role before its message is read, as over HTTP.
       const member = await stack.connect(alice());
       try {

@@ -147,7 +147,7 @@ describe('parley CLI (against a fake gateway)', () => {
       expect(await session.exit).toBe(0);
       expect(session.out).toContain('No reusable grant: This command offers no reusable grant');
       expect(session.out).toContain('this call offers no reusable grant; answer o (once), e (edit) or d (deny)');
-      expect(session.out).toMatch(/! invalid answer: input: .* — please answer again\./);
+      expect(session.out).toMatch(/! invalid answer: input\.command: is required; input\.cmd: unknown field — please answer again\./);
       expect(gateway.answers.map((a) => [a.body, a.accepted])).toEqual([
         [{ decision: 'allow_once', input: { cmd: 'ls' } }, false],
         [{ decision: 'deny', reason: 'too risky' }, true],
@@ -736,7 +736,7 @@ describe('parley CLI (against a fake gateway)', () => {
       const interaction = await openApproval('shell', { command: 'make test' });
       const session = cli('respond', interaction.id, '--edit', '{"cmd": "make test"}');
       expect(await session.exit).toBe(1);
-      expect(session.err).toMatch(/^error: invalid answer: input: /);
+      expect(session.err).toMatch(/^error: invalid answer: input\.command: is required; input\.cmd: unknown field/);
     });
 
     it('exits 1 with the gateway message when the interaction is already resolved', async () => {

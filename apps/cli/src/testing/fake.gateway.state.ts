@@ -209,7 +209,7 @@ export abstract class FakeGatewayState {
     }
     const interaction = this.mustGetInteraction(interactionId);
     if (interaction.waitReason !== 'approval') {
-      throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);
+      throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`, { waitReason: interaction.waitReason });
     }
     this.mustBeOpen(interaction);
     const held = this.liveClaim(interaction);

@@ -132,7 +132,7 @@ export class InteractionsService {
     requireClaimer(user);
     const interaction = await this.get(user, interactionId);
     if (interaction.waitReason !== 'approval') {
-      throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`);
+      throw new ConflictError(`interaction ${interactionId} is not an approval; only approvals are claimed`, { waitReason: interaction.waitReason });
     }
     const by = { kind: 'user' as const, subject: user.sub, role: user.role };
     const result = await this.store.interactions.claim(interaction, by, release ? null : this.store.ctx.clock.nowMs() + this.config.approvalClaimSecs * 1000);
