@@ -634,6 +634,8 @@ describe('socket.io', () => {
 
   it('refuses a connection with a missing or bad token with connect_error', async () => {
     await expect(connectRaw({})).rejects.toThrow('missing bearer token');
+    // An empty token is no token (not a malformed header the client never sent).
+    await expect(connectRaw({ token: '' })).rejects.toThrow('missing bearer token');
     for (const { name, token, mention } of badTokens()) {
       const error = await connectRaw({ token }).then(
         () => undefined,

@@ -52,8 +52,11 @@ describe('a loop-worker stopped while a tool call outlives its grace period', ()
       const runId = await h.startRun(1, 'sleeper', 'sleep on it');
       await waitFor(() => lines().includes('start'), { message: 'the command to start' });
       const holder = h.workerById((await h.runHash(runId)).worker);
+      const mark = holder.lineMark;
 
       expect(await holder.stop(60_000)).toBe('stopped');
+      // Its log says it is stopping (read after its exit, maybe).
+      await holder.waitForLine((line) => line.includes('stopping: no new jobs'), { after: mark });
       // It exited after the command ended, not before.
       expect(lines()).toEqual(['start', 'end']);
 

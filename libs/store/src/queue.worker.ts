@@ -185,7 +185,10 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
     // Running jobs get the grace period (the run processor hands its runs back at its end) and a
     // little more to record how they ended.
     this.closeBy = Date.now() + this.config.shutdownGraceMs + 5000;
-    this.queueWorker?.beginClose();
+    if (this.queueWorker) {
+      this.logger.log({ msg: 'stopping: no new jobs; running ones get the grace period', queue: this.queueName, graceMs: this.config.shutdownGraceMs });
+      this.queueWorker.beginClose();
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

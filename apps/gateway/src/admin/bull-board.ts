@@ -32,7 +32,7 @@ function operatorsOnly(auth: AuthService) {
     // The token that is checked is the one that becomes the cookie: a sign-in link wins over the rest.
     const cookie = cookieToken(req);
     const header = fromQuery ? `Bearer ${fromQuery}` : (req.headers.authorization ?? (cookie ? `Bearer ${cookie}` : undefined));
-    auth.authenticateOperator(header).then(
+    auth.authenticateOperator(header, 'Bull Board (/admin/queues)').then(
       () => {
         if (fromQuery) {
           const secure = req.secure ? '; Secure' : '';

@@ -22,11 +22,11 @@ export class AuthService {
     return claims;
   }
 
-  /** A platform operator (the `/v1/operator` routes); every other role is refused. */
-  async authenticateOperator(header: string | undefined): Promise<TokenClaims> {
+  /** A platform operator (the `/v1/operator` routes, or Bull Board: `where` names them); every other role is refused. */
+  async authenticateOperator(header: string | undefined, where = 'the /v1/operator routes'): Promise<TokenClaims> {
     const claims = await this.verify(header);
     if (claims.role !== 'operator') {
-      throw new ForbiddenError('only operator tokens reach the /v1/operator routes');
+      throw new ForbiddenError(`only operator tokens reach ${where}`);
     }
     return claims;
   }

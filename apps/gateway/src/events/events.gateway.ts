@@ -96,12 +96,12 @@ export class EventsGateway implements OnGatewayInit, OnGatewayConnection, OnGate
   afterInit(namespace: Namespace): void {
     namespace.use((socket, next) => {
       const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
-      const header = typeof token === 'string' ? `Bearer ${token}` : socket.handshake.headers.authorization;
+      const header = typeof token === 'string' && token !== '' ? `Bearer ${token}` : socket.handshake.headers.authorization;
       // While Redis is away, a handshake waits for it as a request does, then is refused (503, nothing applied).
       storeReady(this.store.ctx.redis)
         .then(() => this.auth.authenticate(header))
         .then(async (user) => {
-          const bearer = typeof token === 'string' ? token : bearerToken(header);
+          const bearer = typeof token === 'string' && token !== '' ? token : bearerToken(header);
           const keySetToken = bearer !== undefined && decodeProtectedHeader(bearer).alg !== 'HS256';
           Object.assign(socket.data as SocketData, { user, token: bearer, keySetToken });
           const endsAt = socketEndsAt(bearer, this.config.jwtClockSkewSecs);
