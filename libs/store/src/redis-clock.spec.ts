@@ -15,6 +15,11 @@ const { createRedis } = require('@parley/platform');
 const { RedisClock } = require(${JSON.stringify(join(__dirname, 'redis-clock.ts'))});
 const redis = createRedis(process.env.CLOCK_REDIS_URL);
 const clock = new RedisClock(redis);
+// After the clock's own listener has sent its TIME: the reply waits behind this.
+redis.once('ready', () => {
+  const until = Date.now() + Number(process.env.CLOCK_BUSY_MS);
+  while (Date.now() < until) {}
+});
 setTimeout(() => {
   process.stdout.write(JSON.stringify({ clock: clock.nowMs(), host: Date.now() }));
   redis.disconnect();
@@ -26,10 +31,17 @@ describe('RedisClock', () => {
   const hook = compileHook(dir);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it.each(['+20s', '-20s', '+0'])("reads Redis's clock in a process whose own clock is %s off", async (shift) => {
+  it.each([
+    { shift: '+20s', busy: 0 },
+    { shift: '-20s', busy: 0 },
+    { shift: '+0', busy: 0 },
+    // Its event loop busy as its first measurement is answered (a start on a loaded host): the slow
+    // measurement is still far closer than its own clock.
+    { shift: '+20s', busy: 300 },
+  ])("reads Redis's clock in a process whose own clock is $shift off (event loop busy $busy ms at the first reading)", async ({ shift, busy }) => {
     const { stdout } = await promisify(execFile)(process.execPath, ['-r', hook, '-e', READ], {
       cwd: ROOT,
-      env: { ...process.env, ...shiftedClock(shift), CLOCK_REDIS_URL: REDIS_URL, PARLEY_HARNESS_ROOT: ROOT, PARLEY_HARNESS_PARENT_PID: String(process.pid), LOG_LEVEL: 'silent' },
+      env: { ...process.env, ...shiftedClock(shift), CLOCK_REDIS_URL: REDIS_URL, CLOCK_BUSY_MS: String(busy), PARLEY_HARNESS_ROOT: ROOT, PARLEY_HARNESS_PARENT_PID: String(process.pid), LOG_LEVEL: 'silent' },
       timeout: 30_000,
     });
     const read = JSON.parse(stdout) as { clock: number; host: number };

@@ -5,7 +5,12 @@ import type { RedisClient } from '@parley/platform';
 const RESYNC_MS = 30_000;
 /** How soon a measurement is tried again after one failed or was thrown away. */
 const RETRY_MS = 1000;
-/** A measurement whose round trip took longer (a busy event loop, a slow link) is thrown away: it cannot place Redis's clock closely enough. */
+/**
+ * A measurement whose round trip took longer (a busy event loop, a slow link) replaces an earlier one
+ * only if it is the closer of the two: it places Redis's clock within half its round trip. The first
+ * is taken whatever its round trip (a start on a loaded host): within a fraction of a second beats a
+ * host clock that may be off by any amount.
+ */
 const MAX_ROUND_TRIP_MS = 50;
 
 /**
@@ -17,8 +22,8 @@ const MAX_ROUND_TRIP_MS = 50;
  * are taken as one, the host's.
  */
 export class RedisClock {
-  /** Redis's clock (epoch ms) when performance.now() read `at`. */
-  private anchor?: { redisMs: number; at: number };
+  /** Redis's clock (epoch ms) when performance.now() read `at`, placed within `roundTrip / 2`. */
+  private anchor?: { redisMs: number; at: number; roundTrip: number };
   private triedAt = Number.NEGATIVE_INFINITY;
   private measuring = false;
 
@@ -52,13 +57,13 @@ export class RedisClock {
       .then(
         ([seconds, micros]) => {
           const roundTrip = performance.now() - sentAt;
-          if (roundTrip > MAX_ROUND_TRIP_MS) {
+          if (this.anchor && roundTrip > MAX_ROUND_TRIP_MS && roundTrip >= this.anchor.roundTrip) {
             return;
           }
           // Redis read its clock somewhere within the round trip: place it in the middle.
           const redisMs = Number(seconds) * 1000 + Number(micros) / 1000;
           const hostMs = hostAtSend + roundTrip / 2;
-          this.anchor = { redisMs: Math.abs(redisMs - hostMs) <= roundTrip / 2 + 1 ? hostMs : redisMs, at: sentAt + roundTrip / 2 };
+          this.anchor = { redisMs: Math.abs(redisMs - hostMs) <= roundTrip / 2 + 1 ? hostMs : redisMs, at: sentAt + roundTrip / 2, roundTrip };
         },
         () => undefined,
       )
