@@ -164,13 +164,12 @@ export function checkToolInput(name: string, input: unknown): Checked<Record<str
   return checkInput(name, CATALOGUE[name].schema, input) as Checked<Record<string, unknown>>;
 }
 
-/** Each problem of a call's arguments by its field (a dotted path, '' for the whole input); none when they fit. */
-export function toolInputIssues(name: string, input: unknown): InputIssue[] {
+/** A call's arguments parsed by the tool's schema, or each of their problems by field (a dotted path, '' for the whole input). */
+export function parseToolInput(name: string, input: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; issues: InputIssue[] } {
   if (!isToolName(name)) {
-    return [{ field: '', reason: `unknown tool: ${name}` }];
+    return { ok: false, issues: [{ field: '', reason: `unknown tool: ${name}` }] };
   }
-  const parsed = parseInput(CATALOGUE[name].schema, input);
-  return parsed.ok ? [] : parsed.issues;
+  return parseInput(CATALOGUE[name].schema, input) as { ok: true; value: Record<string, unknown> } | { ok: false; issues: InputIssue[] };
 }
 
 /** The model-facing description of a tool. */

@@ -75,9 +75,11 @@ export class RunsService {
    * Marks the key as starting with `runId`; while another start holds it so (a repeat sent before the
    * first got its answer), waits for that start to end and answers with the run it made. Null once
    * this start holds the key: it goes on and makes the run. Waiting looks again at growing
-   * intervals: the other start is one admission and one create away from done, and nothing
-   * announces a key's record (that would take keyspace notifications, which Parley does not ask of
-   * a Redis). A start that died holding the key lets it go after STARTING_MS (20 s).
+   * intervals (5 ms to 250 ms): the other start is one admission and one create away from done. Its
+   * run's creation is published (`run.created`), but a start that is refused, or fails, announces
+   * nothing, and the mark's removal is announced by nothing short of keyspace notifications (which
+   * Parley does not ask of a Redis): a few reads cover both ends on this rare path. A start that
+   * died holding the key lets it go after STARTING_MS (20 s).
    */
   private async awaitStartInProgress(user: TokenClaims, startKey: { caller: string; key: string }, body: StartRunBody, runId: string): Promise<{ run: Run; replayed: true } | null> {
     for (;;) {

@@ -1,5 +1,5 @@
 import { grantFolder, type Answer, type AnswerBody, type ApprovalPrompt, type ErrorIssue } from '@parley/contracts';
-import { checkToolInput, toolInputIssues } from '../tool.catalogue';
+import { parseToolInput } from '../tool.catalogue';
 import { argsDigest, canonicalJson } from './args.digest';
 import { hostAllowed } from '../http/http-request.tool';
 import { describeCall, grantKey, grantMember, isFileTool } from './call.scope';
@@ -45,7 +45,7 @@ export function answerApproval(prompt: ApprovalPrompt, body: AnswerBody, issues:
     return undefined;
   }
   // Compared in the form the tool's schema gives both, so defaults filled in are not an edit.
-  const original = checkToolInput(prompt.tool, prompt.input);
+  const original = parseToolInput(prompt.tool, prompt.input);
   const edited = canonicalJson(input) !== canonicalJson(original.ok ? original.value : prompt.input);
   return { kind: 'tool_approval', decision, input, edited, grants, argsDigest: argsDigest(input) };
 }
@@ -54,10 +54,10 @@ function finalInput(prompt: ApprovalPrompt, body: AnswerBody, issues: ErrorIssue
   if (body.input === undefined) {
     return prompt.input;
   }
-  const checked = checkToolInput(prompt.tool, body.input);
+  const checked = parseToolInput(prompt.tool, body.input);
   if (!checked.ok) {
     // Each bad argument by its path under `input` (`input.cwd`), as any other field of the answer.
-    issues.push(...toolInputIssues(prompt.tool, body.input).map(({ field, reason }) => ({ field: field === '' ? 'input' : `input.${field}`, reason })));
+    issues.push(...checked.issues.map(({ field, reason }) => ({ field: field === '' ? 'input' : `input.${field}`, reason })));
     return undefined;
   }
   // An edit is held to the same rules as the model's call: a host off the agent's list would only fail when it ran.
