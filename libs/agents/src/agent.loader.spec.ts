@@ -26,6 +26,13 @@ describe('agent definitions', () => {
     expect(() => parseAgentDefinition('a/x.yaml', 'name: [x')).toThrow(/not valid YAML/);
   });
 
+  it("names the schema's refusals, the rules broken by the fields that parse and a wrong name in one message", () => {
+    const text = 'name: y\nmodel: { provider: scripted, turns: [] }\ntools: [teleport]\nstages: [{ name: a, transitions: [b] }]\n';
+    expect(() => parseAgentDefinition('a/x.yaml', text)).toThrow(
+      /^agent definition a\/x\.yaml: model\.turns: .*; tools\.0: unknown tool "teleport" .*; stages\.0\.transitions\.0: no stage is named "b"; name: "y" must match the file name "x"$/,
+    );
+  });
+
   it("reads each schedule's cron in its time zone as the scheduler would, naming the field and the parser's reason", () => {
     const schedule = (cron: string, timezone?: string, name = 'tick') => ({ name, cron, ...(timezone ? { timezone } : {}), tenant: 'acme', task: 't' });
     const agent = (schedules: unknown[]) => ({ name: 'ticker', model: { provider: 'scripted', turns: [{ text: 'hi' }] }, schedules });

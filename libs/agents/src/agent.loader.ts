@@ -22,77 +22,95 @@ export function parseAgentDefinition(file: string, text: string): AgentDefinitio
   } catch (error) {
     throw new AgentDefinitionError(file, `not valid YAML: ${(error as Error).message}`);
   }
-  const parsed = AgentDefinitionSchema.safeParse(raw);
-  if (!parsed.success) {
-    throw new AgentDefinitionError(file, describeIssues(toIssues(parsed.error)));
-  }
   const expected = basename(file).replace(/\.ya?ml$/, '');
-  if (parsed.data.name !== expected) {
-    throw new AgentDefinitionError(file, `name: "${parsed.data.name}" must match the file name "${expected}"`);
+  const checked = validateAgentDefinition(raw, (fields) =>
+    fields.name !== undefined && fields.name !== expected ? [{ field: 'name', reason: `"${fields.name}" must match the file name "${expected}"` }] : [],
+  );
+  if (!checked.ok) {
+    throw new AgentDefinitionError(file, describeIssues(checked.issues));
   }
-  const problems = definitionProblems(parsed.data);
-  if (problems.length > 0) {
-    throw new AgentDefinitionError(file, describeIssues(problems));
-  }
-  return parsed.data;
+  return checked.definition;
 }
 
-/** The schema and every rule it cannot express, as for an agent file: the definition, or each bad field. */
-export function validateAgentDefinition(raw: unknown): { ok: true; definition: AgentDefinition } | { ok: false; issues: ErrorIssue[] } {
+/** The top-level fields of a definition that pass the schema, each on its own. */
+export type AgentFields = Partial<AgentDefinition>;
+
+/**
+ * The schema and every rule it cannot express, as for an agent file, plus the caller's own rules:
+ * the definition, or each bad field. The rules run on the fields that parse even when others do
+ * not, so that one try names every problem, not the schema's first and the rules' next time.
+ */
+export function validateAgentDefinition(
+  raw: unknown,
+  moreRules: (fields: AgentFields) => ErrorIssue[] = () => [],
+): { ok: true; definition: AgentDefinition } | { ok: false; issues: ErrorIssue[] } {
   const parsed = AgentDefinitionSchema.safeParse(raw);
-  if (!parsed.success) {
-    return { ok: false, issues: toIssues(parsed.error) };
+  const fields = parsed.success ? parsed.data : parseFieldByField(raw);
+  const issues = [...(parsed.success ? [] : toIssues(parsed.error)), ...definitionProblems(fields), ...moreRules(fields)];
+  return parsed.success && issues.length === 0 ? { ok: true, definition: parsed.data } : { ok: false, issues };
+}
+
+function parseFieldByField(raw: unknown): AgentFields {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return {};
   }
-  const problems = definitionProblems(parsed.data);
-  return problems.length > 0 ? { ok: false, issues: problems } : { ok: true, definition: parsed.data };
+  const fields: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(AgentDefinitionSchema.shape)) {
+    const parsed = schema.safeParse((raw as Record<string, unknown>)[key]);
+    if (parsed.success) {
+      fields[key] = parsed.data;
+    }
+  }
+  return fields;
 }
 
 function describeIssues(issues: ErrorIssue[]): string {
   return issues.map((i) => `${i.field}: ${i.reason}`).join('; ');
 }
 
-function definitionProblems(agent: AgentDefinition): ErrorIssue[] {
+/** Each rule looks only at fields that parsed: a rule across fields waits for all of them. */
+function definitionProblems(agent: AgentFields): ErrorIssue[] {
   return [...toolProblems(agent), ...stageProblems(agent), ...scheduleProblems(agent)];
 }
 
 /** What the schema cannot see: tool names, permissions that make no sense, unreadable safe commands. */
-function toolProblems(agent: AgentDefinition): ErrorIssue[] {
+function toolProblems({ tools, permissions, safe_commands, http, delegates }: AgentFields): ErrorIssue[] {
   const problems: ErrorIssue[] = [];
   const known = `known: ${ALL_TOOL_NAMES.join(', ')}`;
-  agent.tools.forEach((tool, i) => {
+  tools?.forEach((tool, i) => {
     if (!isToolName(tool)) {
       problems.push({ field: `tools.${i}`, reason: `unknown tool "${tool}" (${known})` });
     } else if (tool === 'complete_stage' || tool === 'needs_input') {
       problems.push({ field: `tools.${i}`, reason: `${tool} is offered by the run itself (complete_stage to agents with stages, needs_input to sub-agents); do not list it` });
     }
   });
-  for (const [tool, permission] of Object.entries(agent.permissions)) {
+  for (const [tool, permission] of Object.entries(permissions ?? {})) {
     if (!isToolName(tool)) {
       problems.push({ field: `permissions.${tool}`, reason: `unknown tool (${known})` });
     } else if (permission === 'ask' && !isApprovable(tool)) {
       problems.push({ field: `permissions.${tool}`, reason: `"ask" is not available for ${tool} (use allow or deny)` });
     }
   }
-  agent.safe_commands.forEach((entry, i) => {
+  safe_commands?.forEach((entry, i) => {
     const parsed = parseSafeCommandEntry(entry);
     if (!parsed.ok) {
       problems.push({ field: `safe_commands.${i}`, reason: parsed.error });
     }
   });
-  if (agent.tools.includes('http_request') && agent.http.allowed_hosts.length === 0) {
+  if (tools?.includes('http_request') && http?.allowed_hosts.length === 0) {
     problems.push({ field: 'http.allowed_hosts', reason: 'http_request is enabled, so list at least one host it may reach' });
   }
-  if (agent.delegates.length > 0 && !agent.tools.includes('delegate')) {
+  if (delegates && delegates.length > 0 && tools && !tools.includes('delegate')) {
     problems.push({ field: 'delegates', reason: 'list "delegate" in tools to let this agent start sub-agents' });
   }
   return problems;
 }
 
 /** Stages must form a graph the run can walk: unique names, known transitions, points only where they fire. */
-function stageProblems(agent: AgentDefinition): ErrorIssue[] {
+function stageProblems({ stages = [], tools }: AgentFields): ErrorIssue[] {
   const problems: ErrorIssue[] = [];
   const names = new Set<string>();
-  agent.stages.forEach((stage, i) => {
+  stages.forEach((stage, i) => {
     const at = `stages.${i}`;
     if (names.has(stage.name)) {
       problems.push({ field: `${at}.name`, reason: `"${stage.name}" is used by another stage` });
@@ -102,7 +120,7 @@ function stageProblems(agent: AgentDefinition): ErrorIssue[] {
       problems.push({ field: `${at}.points`, reason: 'only a stage with mode interactive_points has interaction points' });
     }
     stage.required_tools.forEach((tool, j) => {
-      if (!agent.tools.includes(tool)) {
+      if (tools && !tools.includes(tool)) {
         problems.push({ field: `${at}.required_tools.${j}`, reason: `"${tool}" is not in the agent's tools` });
       }
     });
@@ -121,7 +139,7 @@ function stageProblems(agent: AgentDefinition): ErrorIssue[] {
       points.add(point.name);
     });
   });
-  agent.stages.forEach((stage, i) => {
+  stages.forEach((stage, i) => {
     stage.transitions.forEach((to, j) => {
       if (!names.has(to)) {
         problems.push({ field: `stages.${i}.transitions.${j}`, reason: `no stage is named "${to}"` });
@@ -131,10 +149,10 @@ function stageProblems(agent: AgentDefinition): ErrorIssue[] {
   return problems;
 }
 
-function scheduleProblems(agent: AgentDefinition): ErrorIssue[] {
+function scheduleProblems({ schedules = [] }: AgentFields): ErrorIssue[] {
   const problems: ErrorIssue[] = [];
   const names = new Set<string>();
-  agent.schedules.forEach((schedule, i) => {
+  schedules.forEach((schedule, i) => {
     if (names.has(schedule.name)) {
       problems.push({ field: `schedules.${i}.name`, reason: `"${schedule.name}" is used by another schedule` });
     }

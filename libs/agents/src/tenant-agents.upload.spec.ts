@@ -34,6 +34,20 @@ describe('parseUploadedAgent', () => {
     expect(issuesOf(() => parseUploadedAgent('mine', { definition: { name: 'mine', model: MODEL, surprise: 1 } }, catalog))[0].field).toBe('definition.surprise');
   });
 
+  it('names the fields the schema refuses and the rules the others break, in one answer', () => {
+    const issues = issuesOf(() =>
+      parseUploadedAgent('mine', { definition: { name: 'other', model: MODEL, tools: ['teleport'], limits: { max_iterations: 'many' }, delegates: ['nobody'], schedules: 3 } }, catalog),
+    );
+    expect(issues.map((i) => i.field)).toEqual([
+      'definition.limits.max_iterations',
+      'definition.schedules',
+      'definition.tools.0',
+      'definition.delegates',
+      'definition.name',
+      'definition.delegates.0',
+    ]);
+  });
+
   it('wants exactly one of definition or yaml, and YAML that parses to a mapping', () => {
     expect(issuesOf(() => parseUploadedAgent('mine', {}, catalog))[0].field).toBe('(root)');
     expect(issuesOf(() => parseUploadedAgent('mine', { definition: {}, yaml: 'x: 1' }, catalog))[0].field).toBe('(root)');

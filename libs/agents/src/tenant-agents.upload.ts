@@ -9,7 +9,7 @@ import {
 } from '@parley/contracts';
 import type { AgentCatalog } from './agent.catalog';
 import { digestDefinition } from './agent.digest';
-import { validateAgentDefinition } from './agent.loader';
+import { validateAgentDefinition, type AgentFields } from './agent.loader';
 
 /** An uploaded definition that passed every check, with its version's identity. */
 export interface UploadedAgent {
@@ -28,23 +28,18 @@ const FIELD = 'definition';
  * agents, a provider this deployment runs, and the size bound. Throws naming every bad field.
  */
 export function parseUploadedAgent(name: string, body: UploadAgentBody, catalog: AgentCatalog): UploadedAgent {
-  const raw = rawDefinition(body);
-  const validated = validateAgentDefinition(raw);
-  if (!validated.ok) {
-    throw new ValidationFailedError('agent definition', validated.issues.map((issue) => ({ field: at(issue.field), reason: issue.reason })));
-  }
-  const definition = validated.definition;
-  if (definition.name !== name) {
-    throw new ValidationFailedError('agent definition', [{ field: at('name'), reason: `"${definition.name}" must match the name in the path "${name}"` }]);
-  }
   if (catalog.isReserved(name)) {
     const reason = `"${name}" is the name of a global agent; choose another`;
     throw new ConflictError(`agent name ${reason}`, { issues: [{ field: at('name'), reason }] });
   }
-  const issues = tenantProblems(definition, catalog);
-  if (issues.length > 0) {
-    throw new ValidationFailedError('agent definition', issues);
+  const checked = validateAgentDefinition(rawDefinition(body), (fields) => [
+    ...(fields.name !== undefined && fields.name !== name ? [{ field: 'name', reason: `"${fields.name}" must match the name in the path "${name}"` }] : []),
+    ...tenantProblems(fields, catalog),
+  ]);
+  if (!checked.ok) {
+    throw new ValidationFailedError('agent definition', checked.issues.map((issue) => ({ field: at(issue.field), reason: issue.reason })));
   }
+  const definition = checked.definition;
   const version = digestDefinition(definition);
   if (version.sizeBytes > AGENT_DEFINITION_MAX_BYTES) {
     throw new ValidationFailedError('agent definition', [
@@ -79,17 +74,18 @@ function rawDefinition(body: UploadAgentBody): unknown {
   return raw;
 }
 
-function tenantProblems(definition: AgentDefinition, catalog: AgentCatalog): ErrorIssue[] {
+/** What only a tenant agent must respect, on the fields that parsed (paths relative to the definition). */
+function tenantProblems({ model, schedules = [], delegates = [] }: AgentFields, catalog: AgentCatalog): ErrorIssue[] {
   const issues: ErrorIssue[] = [];
-  if (definition.model.provider === 'anthropic' && !catalog.anthropicAvailable) {
-    issues.push({ field: at('model.provider'), reason: 'anthropic is not available on this deployment (no ANTHROPIC_API_KEY is configured); use scripted' });
+  if (model?.provider === 'anthropic' && !catalog.anthropicAvailable) {
+    issues.push({ field: 'model.provider', reason: 'anthropic is not available on this deployment (no ANTHROPIC_API_KEY is configured); use scripted' });
   }
-  if (definition.schedules.length > 0) {
-    issues.push({ field: at('schedules'), reason: "tenant agents have no schedules; schedules belong to the deployment's agents" });
+  if (schedules.length > 0) {
+    issues.push({ field: 'schedules', reason: "tenant agents have no schedules; schedules belong to the deployment's agents" });
   }
-  definition.delegates.forEach((delegate, i) => {
+  delegates.forEach((delegate, i) => {
     if (!catalog.find(delegate)) {
-      issues.push({ field: at(`delegates.${i}`), reason: `"${delegate}" is not a global agent; a tenant agent delegates only to the deployment's agents` });
+      issues.push({ field: `delegates.${i}`, reason: `"${delegate}" is not a global agent; a tenant agent delegates only to the deployment's agents` });
     }
   });
   return issues;
