@@ -30,10 +30,10 @@ export interface RedisTarget {
  * fails with a ReplyLostError (the scripts are not all idempotent). Other commands, and blocking
  * connections (BullMQ's workers, pub/sub), keep ioredis' resend.
  */
-export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: RedisOptions): Redis;
-export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
-export function createRedis(target: string | RedisTarget, kind?: 'command' | 'blocking', extra?: RedisOptions): RedisClient;
-export function createRedis(target: string | RedisTarget, kind: 'command' | 'blocking' = 'command', extra: RedisOptions = {}): RedisClient {
+export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: ConnectionOptions): Redis;
+export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: ConnectionOptions): RedisClient;
+export function createRedis(target: string | RedisTarget, kind?: 'command' | 'blocking', extra?: ConnectionOptions): RedisClient;
+export function createRedis(target: string | RedisTarget, kind: 'command' | 'blocking' = 'command', { purpose = kind, ...extra }: ConnectionOptions = {}): RedisClient {
   const clustered = typeof target !== 'string' && Boolean(target.redisClusterNodes?.length);
   const options: RedisOptions = {
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
@@ -50,7 +50,7 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
     if (kind === 'command') {
       failUnansweredScripts(redis);
     }
-    return logConnectionErrors(redis);
+    return logConnectionErrors(redis, purpose);
   }
   const { enableAutoPipelining, lazyConnect, ...perNode } = options;
   const cluster = new Cluster(target.redisClusterNodes.map(parseNode), {
@@ -63,8 +63,11 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
   if (kind === 'command') {
     cluster.on('+node', (node: Redis) => failUnansweredScripts(node));
   }
-  return logConnectionErrors(cluster);
+  return logConnectionErrors(cluster, purpose);
 }
+
+/** ioredis' options, and what the connection is for ("store", "event feed"): its log lines name it. */
+export type ConnectionOptions = RedisOptions & { purpose?: string };
 
 let logger: Logger | undefined;
 const redisLog = (): Logger => (logger ??= createLogger('redis'));
@@ -74,7 +77,7 @@ const redisLog = (): Logger => (logger ??= createLogger('redis'));
  * several a second while Redis is away): the first of an outage at warn, then the next only once
  * it has lasted another CONNECTION_ERROR_EVERY_MS, and its end.
  */
-function logConnectionErrors<T extends RedisClient>(client: T): T {
+function logConnectionErrors<T extends RedisClient>(client: T, connection: string): T {
   let failingSince: number | undefined;
   let lastLogged = 0;
   client.on('error', (error: Error) => {
@@ -82,12 +85,12 @@ function logConnectionErrors<T extends RedisClient>(client: T): T {
     failingSince ??= now;
     if (now - lastLogged >= CONNECTION_ERROR_EVERY_MS) {
       lastLogged = now;
-      redisLog().warn({ msg: 'Redis connection error; reconnecting', err: error.message, failingForMs: now - failingSince });
+      redisLog().warn({ msg: 'Redis connection error; reconnecting', connection, err: error.message, failingForMs: now - failingSince });
     }
   });
   client.on('ready', () => {
     if (failingSince !== undefined) {
-      redisLog().info({ msg: 'Redis connection back', afterMs: Date.now() - failingSince });
+      redisLog().info({ msg: 'Redis connection back', connection, afterMs: Date.now() - failingSince });
       failingSince = undefined;
       lastLogged = 0;
     }

@@ -26,7 +26,7 @@ export class QueueWorker<T> {
     handler: (job: Job<T>, token?: string) => Promise<unknown>,
     options: Omit<WorkerOptions, 'connection'>,
   ) {
-    this.connection = createRedis(redis, 'blocking');
+    this.connection = createRedis(redis, 'blocking', { purpose: `${queue} worker` });
     this.worker = new AbandonableWorker<T>(queue, handler, { ...options, connection: this.connection });
   }
 

@@ -31,9 +31,9 @@ export class StoreModule implements OnApplicationShutdown {
       module: StoreModule,
       providers: [
         { provide: PARLEY_CONFIG, useValue: config },
-        { provide: REDIS, useFactory: () => createRedis(config, 'command', bounded) },
+        { provide: REDIS, useFactory: () => createRedis(config, 'command', { ...bounded, purpose: 'store' }) },
         // The gateway's queue connection only adds jobs (no blocking read): bounded the same way.
-        { provide: QUEUE_REDIS, useFactory: () => createRedis(config, 'blocking', bounded) },
+        { provide: QUEUE_REDIS, useFactory: () => createRedis(config, 'blocking', { ...bounded, purpose: 'queues' }) },
         {
           provide: ParleyStore,
           inject: [REDIS],

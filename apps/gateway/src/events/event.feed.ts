@@ -41,7 +41,7 @@ export class EventFeed implements OnModuleInit, OnModuleDestroy {
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
     private readonly store: ParleyStore,
   ) {
-    this.subscriber = createRedis(config, 'blocking', { enableAutoPipelining: false });
+    this.subscriber = createRedis(config, 'blocking', { enableAutoPipelining: false, purpose: 'event feed' });
   }
 
   async onModuleInit(): Promise<void> {

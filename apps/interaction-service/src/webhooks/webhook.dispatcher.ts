@@ -72,8 +72,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.subscriber = createRedis(this.config, 'blocking', { enableAutoPipelining: false });
-    this.control = createRedis(this.config, 'blocking');
+    this.subscriber = createRedis(this.config, 'blocking', { enableAutoPipelining: false, purpose: 'webhook events' });
+    this.control = createRedis(this.config, 'blocking', { purpose: 'webhook control' });
     this.subscriber.on('message', (_channel: string, message: string) => this.onEvent(message));
     this.subscriber.on('ready', this.onReconnect);
     // The connection the reads go over: a drop may have lost a read's reply, which ioredis sent again.
