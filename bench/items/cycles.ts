@@ -60,6 +60,8 @@ export interface CycleResults {
     mini: ThroughputFigures;
     /** The same with its worker in a process of its own (the answerer stays in the bench process). */
     miniSplit: ThroughputFigures;
+    /** Parley's layout and hops: the worker and a socket.io server in processes of their own, the answering socket.io client in the bench's. */
+    miniSocket: ThroughputFigures;
     shortRuns: ThroughputFigures & { questionsPerRun: number };
   };
   bullCosts: PerCycleCosts;
@@ -192,14 +194,14 @@ async function concurrent(h: Harness, admin: Redis, redisPid: number | undefined
 }
 
 /** 2's floor: CONC_RUNS minimal park/resume runs at once, after a warm-up, alone on the machine. */
-async function floor(redisUrl: string, admin: Redis, redisPid: number | undefined, workerProcess: boolean): Promise<ThroughputFigures> {
-  const mini = new MiniParkResume(redisUrl, CONCURRENCY, { workerProcess });
+async function floor(redisUrl: string, admin: Redis, redisPid: number | undefined, layout: { workerProcess?: boolean; overSocket?: boolean }): Promise<ThroughputFigures> {
+  const mini = new MiniParkResume(redisUrl, CONCURRENCY, layout);
   try {
     await mini.ready();
     await mini.runAll(20, CONC_QUESTIONS);
     mini.reset();
     const cycles = CONC_RUNS * CONC_QUESTIONS;
-    const window = await CostWindow.open(admin, { redis: redisPid, ...(workerProcess ? { 'mini-worker': mini.workerPid } : {}) });
+    const window = await CostWindow.open(admin, { redis: redisPid, ...mini.pids });
     const t0 = performance.now();
     await mini.runAll(CONC_RUNS, CONC_QUESTIONS);
     const ms = performance.now() - t0;
@@ -262,10 +264,12 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
     await bull.close();
   }
 
-  const miniConc = await floor(redisUrl, admin, redisPid, false);
+  const miniConc = await floor(redisUrl, admin, redisPid, {});
   say(`2. minimal park/resume ${miniConc.perSec.toFixed(0)} cycles/s`);
-  const miniSplit = await floor(redisUrl, admin, redisPid, true);
+  const miniSplit = await floor(redisUrl, admin, redisPid, { workerProcess: true });
   say(`2. minimal park/resume, its worker in a process of its own: ${miniSplit.perSec.toFixed(0)} cycles/s`);
+  const miniSocket = await floor(redisUrl, admin, redisPid, { overSocket: true });
+  say(`2. minimal park/resume in Parley's layout, answered over socket.io: ${miniSocket.perSec.toFixed(0)} cycles/s`);
 
   return {
     latency: {
@@ -287,6 +291,7 @@ export async function runCycles(redisUrl: string, redisPid: number | undefined, 
       twoWorkers,
       mini: miniConc,
       miniSplit,
+      miniSocket,
       shortRuns: { ...shortRuns, questionsPerRun: SHORT_QUESTIONS },
     },
     bullCosts,

@@ -124,7 +124,9 @@ function cycleNotes(r: Results, c: CycleResults): string[] {
       `worker process adds ${two.perSec >= one.perSec * 1.1 ? 'little' : 'nothing'} (${n0(one.perSec)} → ${n0(two.perSec)} /s). ` +
       `1,000 cycles/s here needs ≤ ${budget.toFixed(1)} ms of CPU per cycle: ${cpu > budget ? `about ${(cpu / budget).toFixed(1)}× less than now` : 'it is within that now'}. ` +
       `The floor itself runs at ${n0(c.throughput.miniSplit.perSec)} /s with its worker in a process of its own (${c.throughput.miniSplit.costs.cpuTotal.toFixed(2)} ms of CPU per cycle), ` +
-      `${(c.throughput.miniSplit.perSec / c.throughput.mini.perSec).toFixed(2)}× its figure in one process; Parley's 1-worker figure is ${(one.perSec / c.throughput.miniSplit.perSec).toFixed(2)}× that split floor.` +
+      `${(c.throughput.miniSplit.perSec / c.throughput.mini.perSec).toFixed(2)}× its figure in one process; Parley's 1-worker figure is ${(one.perSec / c.throughput.miniSplit.perSec).toFixed(2)}× that split floor. ` +
+      `In Parley's layout, its answers over socket.io through a server of its own, the floor runs at ${n0(c.throughput.miniSocket.perSec)} /s ` +
+      `(${c.throughput.miniSocket.costs.cpuTotal.toFixed(2)} ms of CPU per cycle); the best Parley figure is ${(best / c.throughput.miniSocket.perSec).toFixed(2)}× that.` +
       (r.langgraph
         ? ` Against LangGraph the best Parley figure is ${(best / r.langgraph.memory.perSec).toFixed(2)}× MemorySaver (target 3×)${'perSec' in r.langgraph.postgres ? ` and ${(best / r.langgraph.postgres.perSec).toFixed(2)}× PostgresSaver, the durable LangGraph setup` : ''}.`
         : ''),

@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
+import { io, type Socket } from 'socket.io-client';
 import { compileHook } from '../../test/harness/harness';
 import { deletePrefix, nowMs, sleep } from './stats';
 
-const JOB_OPTS = { removeOnComplete: true, removeOnFail: true } as const;
+export const MINI_JOB_OPTS = { removeOnComplete: true, removeOnFail: true } as const;
 
 function connection(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
@@ -45,7 +46,7 @@ export class BullRoundTrip {
       const start = nowMs();
       let done!: () => void;
       const completed = new Promise<void>((resolve) => (done = resolve));
-      const job = await this.queue.add('rt', { i }, JOB_OPTS);
+      const job = await this.queue.add('rt', { i }, MINI_JOB_OPTS);
       this.waiting.set(job.id!, done);
       await completed;
       samples.push(nowMs() - start);
@@ -98,25 +99,27 @@ export async function miniStep(commands: MiniRedis, prefix: string, { runId, ste
   return true;
 }
 
-/** The worker of a minimal park/resume in a process of its own (mini-worker.child.ts), told over IPC which runs finished. */
-class MiniWorkerProcess {
+/** A part of a minimal park/resume in a process of its own (mini-worker.child.ts, mini-gateway.child.ts), talking to the bench over IPC. */
+class MiniChild {
   private readonly dir = mkdtempSync(join(tmpdir(), 'parley-mini-'));
   readonly child: ChildProcess;
 
-  constructor(url: string, prefix: string, concurrency: number, onDone: (runId: string) => void) {
-    this.child = fork(join(__dirname, 'mini-worker.child.ts'), [], {
+  constructor(file: string, url: string, prefix: string, env: Record<string, string>, onMessage: (message: { cmd: string; runId?: string; error?: string }) => void) {
+    this.child = fork(join(__dirname, file), [], {
       execArgv: ['-r', compileHook(this.dir)],
-      env: { ...process.env, PARLEY_HARNESS_ROOT: join(__dirname, '..', '..'), PARLEY_HARNESS_PARENT_PID: String(process.pid), MINI_URL: url, MINI_PREFIX: prefix, MINI_CONCURRENCY: String(concurrency) },
+      env: { ...process.env, ...env, PARLEY_HARNESS_ROOT: join(__dirname, '..', '..'), PARLEY_HARNESS_PARENT_PID: String(process.pid), MINI_URL: url, MINI_PREFIX: prefix },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    this.child.on('message', (message: { cmd: string; runId?: string }) => message.cmd === 'done' && onDone(message.runId!));
+    this.child.on('message', onMessage);
   }
 
-  async ready(): Promise<void> {
-    const [message] = (await once(this.child, 'message')) as [{ cmd: string; error?: string }];
+  /** Waits for the child's `ready`, and returns what it said with it. */
+  async ready(): Promise<{ port?: number }> {
+    const [message] = (await once(this.child, 'message')) as [{ cmd: string; error?: string; port?: number }];
     if (message.cmd !== 'ready') {
-      throw new Error(`the mini worker process did not start: ${message.error ?? message.cmd}`);
+      throw new Error(`a mini park/resume process did not start: ${message.error ?? message.cmd}`);
     }
+    return message;
   }
 
   async close(): Promise<void> {
@@ -133,7 +136,10 @@ class MiniWorkerProcess {
  * and completes. An answerer reading that stream (XREAD BLOCK) flips the run back (HSET
  * status=queued) and re-adds the job. No log, no events, no fencing, no deadlines.
  * `workerProcess`: the worker runs in a child process, the answerer in this one (no resume latency
- * is then taken), as Parley's worker and answering client do.
+ * is then taken), as Parley's worker and answering client do. `overSocket` (with `workerProcess`):
+ * Parley's layout and hops besides, where an answer crosses the process that reads the stream: a
+ * socket.io server in a process of its own sends each question to this process's socket.io client,
+ * whose answer it takes (mini-gateway.child.ts).
  */
 export class MiniParkResume {
   readonly prefix = `bench${randomUUID().slice(0, 8)}`;
@@ -145,7 +151,9 @@ export class MiniParkResume {
   private readonly commands: MiniRedis;
   private readonly reader: Redis;
   private readonly queue: Queue<MiniJob>;
-  private readonly worker: Worker<MiniJob> | MiniWorkerProcess;
+  private readonly worker: Worker<MiniJob> | MiniChild;
+  private readonly gateway?: MiniChild;
+  private client?: Socket;
   private readonly answeredAt = new Map<string, number>();
   private readonly done = new Set<string>();
   private readonly errors: unknown[] = [];
@@ -154,13 +162,23 @@ export class MiniParkResume {
   private stopped = false;
   private loop?: Promise<void>;
 
-  constructor(url: string, concurrency: number, options: { workerProcess?: boolean } = {}) {
+  constructor(url: string, concurrency: number, options: { workerProcess?: boolean; overSocket?: boolean } = {}) {
     this.queueConn = connection(url);
     this.commands = withMiniPark(new Redis(url));
     this.reader = connection(url);
     this.queue = new Queue<MiniJob>('mini', { connection: this.queueConn, prefix: miniKeys(this.prefix).bull });
-    this.worker = options.workerProcess
-      ? new MiniWorkerProcess(url, this.prefix, concurrency, (runId) => this.done.add(runId))
+    const onMessage = (message: { cmd: string; runId?: string; error?: string }): void => {
+      if (message.cmd === 'done') {
+        this.done.add(message.runId!);
+      } else if (message.cmd === 'error') {
+        this.errors.push(message.error);
+      }
+    };
+    if (options.overSocket) {
+      this.gateway = new MiniChild('mini-gateway.child.ts', url, this.prefix, {}, onMessage);
+    }
+    this.worker = options.workerProcess || options.overSocket
+      ? new MiniChild('mini-worker.child.ts', url, this.prefix, { MINI_CONCURRENCY: String(concurrency) }, onMessage)
       : new Worker<MiniJob>('mini', (job) => this.process(job), { connection: (this.workerConn = connection(url)), prefix: miniKeys(this.prefix).bull, concurrency });
   }
 
@@ -171,14 +189,32 @@ export class MiniParkResume {
     return miniKeys(this.prefix).run(runId);
   }
 
-  /** The worker's process when it has one of its own. */
-  get workerPid(): number | undefined {
-    return this.worker instanceof MiniWorkerProcess ? this.worker.child.pid : undefined;
+  /** The processes of its own of the worker and the socket.io server, by name, when they have them. */
+  get pids(): Record<string, number | undefined> {
+    return {
+      ...(this.worker instanceof MiniChild ? { 'mini-worker': this.worker.child.pid } : {}),
+      ...(this.gateway ? { 'mini-gateway': this.gateway.child.pid } : {}),
+    };
   }
 
   async ready(): Promise<void> {
-    await Promise.all([this.queue.waitUntilReady(), this.worker instanceof MiniWorkerProcess ? this.worker.ready() : this.worker.waitUntilReady()]);
-    this.loop = this.read();
+    const [, , gateway] = await Promise.all([
+      this.queue.waitUntilReady(),
+      this.worker instanceof MiniChild ? this.worker.ready() : this.worker.waitUntilReady(),
+      this.gateway?.ready(),
+    ]);
+    if (gateway?.port === undefined) {
+      this.loop = this.read();
+      return;
+    }
+    const client = (this.client = io(`http://127.0.0.1:${gateway.port}`, { transports: ['websocket'] }));
+    client.on('question', ({ runId, step }: { runId: string; step: number }) => {
+      if (this.answering) {
+        this.answered++;
+        client.emit('answer', { runId, step, questions: this.questions }, (ok: boolean) => ok || this.errors.push(`answer to ${runId} refused`));
+      }
+    });
+    await new Promise<void>((resolve, reject) => client.once('connect', resolve).once('connect_error', reject));
   }
 
   /** Starts `runs` runs of `questions` questions each; resolves when all have finished. */
@@ -189,7 +225,7 @@ export class MiniParkResume {
     await Promise.all(
       ids.map(async (runId) => {
         await this.commands.hset(this.runKey(runId), 'status', 'queued', 'step', 0);
-        await this.queue.add('step', { runId, step: 0, questions }, JOB_OPTS);
+        await this.queue.add('step', { runId, step: 0, questions }, MINI_JOB_OPTS);
       }),
     );
     if (this.answering) {
@@ -250,12 +286,12 @@ export class MiniParkResume {
   }
 
   private async answer(runId: string, step: number): Promise<void> {
-    if (!(this.worker instanceof MiniWorkerProcess)) {
+    if (!(this.worker instanceof MiniChild)) {
       this.answeredAt.set(runId, nowMs());
     }
     this.answered++;
     await this.commands.hset(this.runKey(runId), 'status', 'queued');
-    await this.queue.add('step', { runId, step: step + 1, questions: this.questions }, JOB_OPTS);
+    await this.queue.add('step', { runId, step: step + 1, questions: this.questions }, MINI_JOB_OPTS);
   }
 
   private async waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -280,6 +316,8 @@ export class MiniParkResume {
   async close(): Promise<void> {
     this.stopped = true;
     await this.loop;
+    this.client?.close();
+    await this.gateway?.close();
     await this.worker.close();
     await this.queue.close();
     this.queueConn.disconnect();

@@ -121,6 +121,8 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
       const ok = fig.perSec >= 1000 && fig.perSec >= 0.65 * t.mini.perSec;
       out.push(`| 2 | park/resume cycles/s, ${t.runs} concurrent runs, ${label} | ${n0(fig.perSec)} /s | ${n0(t.mini.perSec)} /s raw BullMQ + Lua + stream | ${ratio(fig.perSec, t.mini.perSec)} | ≥ 1,000 /s and ≥ 0.65× | ${yes(ok)} |`);
     }
+    const best2 = Math.max(t.oneWorker.perSec, t.twoWorkers.perSec);
+    out.push(`| 2 | … best of the two, against the same floor in Parley's layout, answered over socket.io | ${n0(best2)} /s | ${n0(t.miniSocket.perSec)} /s | ${ratio(best2, t.miniSocket.perSec)} | (information) | |`);
     if (lg) {
       const best = Math.max(t.oneWorker.perSec, t.twoWorkers.perSec);
       out.push(`| 3 | the same cycle vs LangGraph JS, MemorySaver (best Parley figure of §2) | ${n0(best)} /s | ${n0(lg.memory.perSec)} /s | ${ratio(best, lg.memory.perSec)} | ≥ 3× | ${yes(best >= 3 * lg.memory.perSec)} |`);
@@ -188,7 +190,10 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push('the 2-worker processes (started afresh) after one untimed round of the same size (cold, V8 has not yet optimised');
     out.push('the hot paths, and a round costs about a third more CPU). The floor is also timed with its worker in a process of');
     out.push('its own and its answerer in the bench process, as Parley\'s worker and answering client are: shown for what the');
-    out.push('split alone costs on this machine; the target is judged against the floor in one process.');
+    out.push('split alone costs on this machine; the target is judged against the floor in one process. And once more in Parley\'s');
+    out.push('layout and hops (`bench/support/mini-gateway.child.ts`): its worker and a socket.io server that reads the stream');
+    out.push('in processes of their own, the server sending each question to the bench\'s socket.io client and taking its answer');
+    out.push('(flip the hash back, re-add the job, ack), as Parley\'s gateway does; shown as information.');
     out.push('');
     out.push('| | cycles | wall time | cycles/s | answer → resume p50 | p99 |');
     out.push('|---|---|---|---|---|---|');
@@ -197,6 +202,7 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
     out.push(throughputRow(`Parley, 1 loop-worker process, short runs (${t.shortRuns.questionsPerRun} questions each)`, t.shortRuns));
     out.push(throughputRow('Baseline: minimal park/resume', t.mini));
     out.push(throughputRow('Baseline: minimal park/resume, its worker in a process of its own', t.miniSplit));
+    out.push(throughputRow("Baseline: minimal park/resume in Parley's layout (worker, socket.io server, answering client)", t.miniSocket));
     out.push('');
   }
 
@@ -322,6 +328,7 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
       ['Parley, 2 loop-worker processes', c.throughput.twoWorkers.costs],
       ['Baseline: minimal park/resume (all in the bench process)', c.throughput.mini.costs],
       ['Baseline: minimal park/resume, its worker in a process of its own', c.throughput.miniSplit.costs],
+      ["Baseline: minimal park/resume in Parley's layout, answered over socket.io", c.throughput.miniSocket.costs],
       ['Baseline: bare BullMQ round trip (§1)', c.bullCosts],
     ]);
     out.push('');
