@@ -93,6 +93,23 @@ describe('tokens from a JWKS', () => {
   });
 });
 
+describe("socket.io's main namespace", () => {
+  it('refuses every connection, token or not: only /v1 is served', async () => {
+    for (const auth of [{}, { token: await idToken('alice', 'member') }]) {
+      const socket = io(stack.url, { auth, transports: ['websocket'], reconnection: false, forceNew: true });
+      try {
+        const refused = await new Promise<Error & { data?: unknown }>((resolve, reject) => {
+          socket.once('connect', () => reject(new Error('connected to the main namespace')));
+          socket.once('connect_error', resolve);
+        });
+        expect(refused.data).toEqual({ error: { code: 'not_found', message: 'no namespace here: connect to /v1' } });
+      } finally {
+        socket.disconnect();
+      }
+    }
+  });
+});
+
 describe('service tokens start runs on behalf of a user', () => {
   let service: string;
   let alice: string;

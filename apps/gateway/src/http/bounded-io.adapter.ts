@@ -11,6 +11,8 @@ import { nestedDeeperThan, tooDeepError } from './input-bounds';
 
 const EVENT_NAME_SHOWN = 64;
 
+const WRONG_NAMESPACE: ErrorBody = { error: { code: 'not_found', message: 'no namespace here: connect to /v1' } };
+
 /**
  * socket.io with the same input bounds as HTTP:
  * - a message (engine.io packet) over `LIMITS.bodyBytes` closes the connection (socket.io cannot ack it);
@@ -64,6 +66,8 @@ export class BoundedIoAdapter extends IoAdapter {
   override createIOServer(port: number, options?: Partial<ServerOptions>): Server {
     const server = super.createIOServer(port, { ...options, maxHttpBufferSize: LIMITS.bodyBytes }) as Server;
     coalesceFrames(server);
+    // socket.io always has a main namespace: refused, so that no connection is held without a token.
+    server.of('/').use((_socket, next) => next(Object.assign(new Error(WRONG_NAMESPACE.error.message), { data: WRONG_NAMESPACE })));
     return server;
   }
 
