@@ -171,6 +171,7 @@ describe('service tokens start runs on behalf of a user', () => {
       [service, { onBehalfOf: '' }, 'onBehalfOf'],
       [service, { onBehalfOf: 'x'.repeat(201) }, 'onBehalfOf'],
       [service, { onBehalfOf: 42 }, 'onBehalfOf'],
+      [service, { onBehalfOf: 'parley:scheduler' }, 'must not begin with "parley:"'],
     ];
     for (const [token, extra, message] of cases) {
       const reply = await stack.http('POST', '/v1/runs', { agent: 'asker', task: 'nope', ...extra }, token);

@@ -79,7 +79,7 @@ describe('schedules', () => {
     expect(run.id).toMatch(/^[0-9a-f]{32}$/);
 
     const other = await waitFor(async () => (await runs(admin('other'))).find((r) => r.trigger === 'schedule'), { message: 'a scheduled run of other' });
-    expect(other).toMatchObject({ owner: 'scheduler', task: 'tick for other', tenant: 'other' });
+    expect(other).toMatchObject({ owner: 'parley:scheduler', task: 'tick for other', tenant: 'other' });
     expect((await runs(admin())).map((r) => r.task)).not.toContain('tick for other');
   });
 
@@ -94,7 +94,7 @@ describe('schedules', () => {
 
     const service = await stack.http('GET', '/v1/schedules', undefined, stack.token({ tenant: 'other', sub: 'svc', role: 'service' }));
     expect(service.status).toBe(200);
-    expect(service.body.schedules).toEqual([expect.objectContaining({ name: 'other-tick', timezone: 'Europe/Berlin', owner: 'scheduler' })]);
+    expect(service.body.schedules).toEqual([expect.objectContaining({ name: 'other-tick', timezone: 'Europe/Berlin', owner: 'parley:scheduler' })]);
 
     const member = await stack.http('GET', '/v1/schedules', undefined, stack.token({ role: 'member' }));
     expect(member.status).toBe(403);
@@ -134,8 +134,8 @@ describe('schedules', () => {
   it("registers and lists an anthropic agent's schedules without a key; the loop-worker without one fails the run, saying why", async () => {
     const listed = await stack.http('GET', '/v1/schedules', undefined, admin('quiet'));
     expect(listed.body.schedules).toEqual([
-      { agent: 'claude', name: 'nightly', cron: NEVER, timezone: 'UTC', owner: 'scheduler', task: 'summarise the night', next: expect.any(String) },
-      { agent: 'pauser', name: 'ask', cron: NEVER, timezone: 'Europe/Berlin', owner: 'scheduler', task: 'ask once', next: expect.any(String) },
+      { agent: 'claude', name: 'nightly', cron: NEVER, timezone: 'UTC', owner: 'parley:scheduler', task: 'summarise the night', next: expect.any(String) },
+      { agent: 'pauser', name: 'ask', cron: NEVER, timezone: 'Europe/Berlin', owner: 'parley:scheduler', task: 'ask once', next: expect.any(String) },
     ]);
 
     const processor = stack.interactions!.get(SchedulesProcessor);

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { RESERVED_SUBJECT_PREFIX } from './ids.schema';
+
+/** The owner of a schedule's runs when it names none. */
+export const SCHEDULE_OWNER = `${RESERVED_SUBJECT_PREFIX}scheduler`;
 
 export const AGENT_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -102,8 +106,8 @@ export const ScheduleSchema = z.strictObject({
   /** IANA time zone the cron is read in; UTC unless given, so every host fires at the same time. */
   timezone: z.string().min(1).max(64).default('UTC'),
   tenant: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/).max(64),
-  /** Who owns the runs it starts. */
-  owner: z.string().min(1).max(200).default('scheduler'),
+  /** Who owns the runs it starts: by default nobody a token can speak for, so only admins and services see them. */
+  owner: z.string().min(1).max(200).default(SCHEDULE_OWNER),
   task: z.string().min(1).max(20_000),
 });
 export type Schedule = z.infer<typeof ScheduleSchema>;

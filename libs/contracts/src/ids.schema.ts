@@ -14,6 +14,13 @@ export const EntityIdSchema = z
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/, 'must be letters, digits, "_" or "-"');
 
-export const SubjectSchema = z.string().min(1).max(200);
+/** Owners of runs that no user starts (scheduled runs) begin with this, so that no token speaks for them. */
+export const RESERVED_SUBJECT_PREFIX = 'parley:';
+
+export const SubjectSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((sub) => !sub.startsWith(RESERVED_SUBJECT_PREFIX), `must not begin with "${RESERVED_SUBJECT_PREFIX}" (reserved for owners no user is, such as scheduled runs')`);
 
 export type TenantId = z.infer<typeof TenantIdSchema>;

@@ -106,6 +106,8 @@ describe('HS256 with the shared secret', () => {
     await expectRefused(verifyToken(hs256({ tenant: 'acme', sub: 'alice', role: 'member' }), SECRET), '', 'invalid token: exp claim missing');
     await expectRefused(verifyToken(hs256({ tenant: 'Acme Corp', sub: 'alice', role: 'member', exp }), SECRET), '', 'tenant');
     await expectRefused(verifyToken(hs256({ tenant: 'acme', role: 'member', exp }), SECRET), '', 'sub');
+    // The owner of scheduled runs: no token may speak for it.
+    await expectRefused(verifyToken(hs256({ tenant: 'acme', sub: 'parley:scheduler', role: 'member', exp }), SECRET), '', 'token lacks valid claims: sub');
     await expectRefused(verifyToken(hs256({ tenant: 'acme', sub: 'alice', role: 'root', exp }), SECRET), '', 'role');
   });
 
