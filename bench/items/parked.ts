@@ -101,7 +101,7 @@ async function parkOne(
 ): Promise<{ runId: string; interactionId: string; late: boolean; timer: boolean }> {
   const runId = randomUUID();
   const interactionId = randomUUID();
-  await store.limits.admitRun(tenant, OWNER, runId, { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 });
+  await store.limits.admitRun(tenant, OWNER, runId, { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, userConcurrentRuns: 0, openInteractions: 0 });
   const created = await store.runs.create({ tenant, runId, owner: OWNER, agent: 'qone', task: 'do the thing', trigger: 'api' });
   expect(created.created).toBe(true);
   const lease = { tenant, runId, owner: OWNER, token: randomUUID() };

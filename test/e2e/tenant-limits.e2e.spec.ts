@@ -173,6 +173,46 @@ describe('per-tenant limits (Redis-backed, across gateways)', () => {
   });
 });
 
+describe('runs per user', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await TestStack.start({
+      overrides: { limitConcurrentRuns: 10, limitUserConcurrentRuns: 2 },
+      agentsDir: writeAgents([
+        {
+          name: 'asker',
+          model: { provider: 'scripted', turns: [call('ask_user_text', { question: 'Anyone there?' }), call('finish', { summary: 'done' })] },
+          tools: ['ask_user_text', 'finish'],
+          limits: { max_iterations: 5, interaction_timeout_secs: 0 },
+        },
+      ]),
+    });
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  const start = (token: string, extra: Record<string, unknown> = {}) => stack.http<any>('POST', '/v1/runs', { agent: 'asker', task: 'ask', ...extra }, token);
+
+  it("one user cannot hold the tenant's runs: past their own runs not ended a start is 429, others still start, an ended run makes room", async () => {
+    const bob = stack.token({ sub: 'bob', role: 'member' });
+    const service = stack.token({ sub: 'backend', role: 'service' });
+    const first = await start(bob);
+    // A service's start on bob's behalf counts as bob's.
+    expect([first.status, (await start(service, { onBehalfOf: 'bob' })).status]).toEqual([201, 201]);
+    const refused = await start(bob);
+    expect(refused).toEqual({
+      status: 429,
+      body: { error: { code: 'rate_limited', message: 'bob has 2 runs that have not ended (limit per user 2)', details: { limit: 'user_concurrent_runs', retryAfterSecs: 30 } } },
+    });
+    expect((await start(service, { onBehalfOf: 'bob' })).status).toBe(429);
+    expect((await start(stack.token({ sub: 'alice', role: 'member' }))).status).toBe(201);
+
+    expect((await stack.http('POST', `/v1/runs/${first.body.run.id}/stop`, undefined, bob)).status).toBe(200);
+    expect((await start(bob)).status).toBe(201);
+  });
+});
+
 describe('connections per user', () => {
   let stack: TestStack;
   const sockets: Socket[] = [];

@@ -106,6 +106,7 @@ export type TenantLimitName =
   | 'runs_per_minute'
   | 'user_runs_per_minute'
   | 'concurrent_runs'
+  | 'user_concurrent_runs'
   | 'open_interactions'
   | 'sockets'
   | 'user_sockets'

@@ -65,6 +65,7 @@ const EnvSchema = z.object({
   PARLEY_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
   PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: z.coerce.number().int().min(0).default(30),
   PARLEY_LIMIT_CONCURRENT_RUNS: z.coerce.number().int().min(0).default(500),
+  PARLEY_LIMIT_CONCURRENT_RUNS_PER_USER: z.coerce.number().int().min(0).default(100),
   PARLEY_LIMIT_OPEN_INTERACTIONS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_SOCKETS: z.coerce.number().int().min(0).default(1000),
   PARLEY_LIMIT_SOCKETS_PER_USER: z.coerce.number().int().min(0).default(50),
@@ -160,6 +161,8 @@ export interface ParleyConfig {
   limitUserRunsPerMinute: number;
   /** Runs of a tenant not yet ended; a start past it is refused (0 = no limit). */
   limitConcurrentRuns: number;
+  /** Runs of one owner (the caller, or a service token's onBehalfOf) that have not ended; 0 = off. */
+  limitUserConcurrentRuns: number;
   /** Open interactions of a tenant; a start past it is refused (0 = no limit). */
   limitOpenInteractions: number;
   /** socket.io connections of a tenant across all gateways (0 = no limit). */
@@ -261,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     limitRunsPerMinute: e.PARLEY_LIMIT_RUNS_PER_MINUTE,
     limitUserRunsPerMinute: e.PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER,
     limitConcurrentRuns: e.PARLEY_LIMIT_CONCURRENT_RUNS,
+    limitUserConcurrentRuns: e.PARLEY_LIMIT_CONCURRENT_RUNS_PER_USER,
     limitOpenInteractions: e.PARLEY_LIMIT_OPEN_INTERACTIONS,
     limitSockets: e.PARLEY_LIMIT_SOCKETS,
     limitSocketsPerUser: e.PARLEY_LIMIT_SOCKETS_PER_USER,

@@ -48,6 +48,10 @@ export class RedisKeys {
   activeRuns(tenant: string): string {
     return `${this.tenant(tenant)}:active-runs`;
   }
+  /** Under a per-owner concurrent-run limit: the run ids admitted for one owner, scored by start (epoch ms); pruned of ended runs at the limit. */
+  ownerActiveRuns(tenant: string, owner: string): string {
+    return `${this.activeRuns(tenant)}:user:${userDigest(owner)}`;
+  }
   /** A fixed-window counter of one per-tenant rate limit (e.g. "runs", "messages"); expires with its window. */
   rateWindow(tenant: string, name: string): string {
     return `${this.tenant(tenant)}:rate:${name}`;

@@ -31,7 +31,7 @@ const SCRIPTS = {
   workspaceCommit: { file: 'workspace-commit.lua', keys: 3 },
   rateHit: { file: 'rate-hit.lua', keys: -1, repeatable: true },
   rateRefund: { file: 'rate-refund.lua', keys: -1 },
-  admitRun: { file: 'admit-run.lua', keys: 4, repeatable: true },
+  admitRun: { file: 'admit-run.lua', keys: 5, repeatable: true },
   pruneInflight: { file: 'prune-inflight.lua', keys: 1, repeatable: true },
   indexAfter: { file: 'index-after.lua', keys: 1, repeatable: true },
   acquireSocket: { file: 'acquire-socket.lua', keys: 1, repeatable: true },

@@ -811,7 +811,7 @@ describe('in-flight index', () => {
     const inflight = () => admin.zrange(k.inflightRuns(TENANT), '0', '-1');
     const parked = async () => (await admin.hget(k.gauges(TENANT), 'parked')) ?? '0';
     const run: NewRun = { tenant: TENANT, runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan a team offsite', trigger: 'api' };
-    await store.limits.admitRun(TENANT, run.owner, run.runId, { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 5, openInteractions: 0 });
+    await store.limits.admitRun(TENANT, run.owner, run.runId, { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 5, userConcurrentRuns: 0, openInteractions: 0 });
     expect(await admin.zrange(k.activeRuns(TENANT), '0', '-1')).toEqual([run.runId]);
     await store.runs.create(run);
     expect(await inflight()).toEqual([run.runId]);
@@ -824,7 +824,7 @@ describe('in-flight index', () => {
     expect(await store.runs.cancel(run, BOB, null)).toMatchObject({ status: 'cancelled' });
     expect([await inflight(), await admin.zrange(k.activeRuns(TENANT), '0', '-1')]).toEqual([[], []]);
     // Not filed without a concurrent-run limit.
-    await store.limits.admitRun(TENANT, run.owner, randomUUID(), { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 });
+    await store.limits.admitRun(TENANT, run.owner, randomUUID(), { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, userConcurrentRuns: 0, openInteractions: 0 });
     expect(await admin.exists(k.activeRuns(TENANT))).toBe(0);
   });
 

@@ -111,6 +111,7 @@ export class RunsService {
       await this.store.limits.admitRun(user.tenant, owner, runId, {
         ...this.runLimits(),
         concurrentRuns: this.config.limitConcurrentRuns,
+        userConcurrentRuns: this.config.limitUserConcurrentRuns,
         openInteractions: this.config.limitOpenInteractions,
       });
     } catch (error) {

@@ -6,7 +6,7 @@ import { SOCKET_SLOT_TTL_MS } from './limits.repository';
 
 /** The tenant-limit scripts against a real Redis, under a prefix of their own (keys deleted after). */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const OFF = { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, openInteractions: 0 };
+const OFF = { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, userConcurrentRuns: 0, openInteractions: 0 };
 const TENANT_ONLY = (perMinute: number) => ({ messagesPerMinute: perMinute, userMessagesPerMinute: 0 });
 
 describe('LimitsRepository', () => {
@@ -125,6 +125,27 @@ describe('LimitsRepository', () => {
     const error = await refusal(store.limits.admitRun('acme', 'alice', 'fourth', { ...OFF, concurrentRuns: 3 }, now));
     expect(error?.details).toEqual({ limit: 'concurrent_runs', retryAfterSecs: 30 });
     expect(await redis.zcard(k.activeRuns('acme'))).toBe(3);
+  });
+
+  it("refuses a start past the owner's runs that have not ended, while others may start; ended runs make room", async () => {
+    const k = store.ctx.keys;
+    const limits = { ...OFF, concurrentRuns: 10, userConcurrentRuns: 2 };
+    await store.limits.admitRun('acme', 'bob', 'b1', limits);
+    await store.limits.admitRun('acme', 'bob', 'b2', limits);
+    const error = await refusal(store.limits.admitRun('acme', 'bob', 'b3', limits));
+    expect(error?.details).toEqual({ limit: 'user_concurrent_runs', retryAfterSecs: 30 });
+    expect(error?.message).toBe('bob has 2 runs that have not ended (limit per user 2)');
+    // Nothing was written for the refused start, and alice is not held back by bob's runs.
+    expect(await redis.zrange(k.activeRuns('acme'), '0', '-1')).toEqual(['b1', 'b2']);
+    await store.limits.admitRun('acme', 'alice', 'a1', limits);
+    // One of bob's runs ends: the next start finds it gone and is admitted.
+    await redis.hset(k.run('acme', 'b1'), 'status', 'finished');
+    await store.limits.admitRun('acme', 'bob', 'b3', limits);
+    expect(await redis.zrange(k.ownerActiveRuns('acme', 'bob'), '0', '-1')).toEqual(['b2', 'b3']);
+    expect(await redis.pttl(k.ownerActiveRuns('acme', 'bob'))).toBeGreaterThan(0);
+    // An admission taken back leaves the owner's count too.
+    await store.limits.releaseRun('acme', 'bob', 'b3', limits);
+    expect(await redis.zrange(k.ownerActiveRuns('acme', 'bob'), '0', '-1')).toEqual(['b2']);
   });
 
   it('counts live sockets across gateways; expired slots stop counting', async () => {

@@ -9,6 +9,8 @@ export interface TenantLimits {
   /** Runs started for one owner. */
   userRunsPerMinute: number;
   concurrentRuns: number;
+  /** Runs of one owner that have not ended. */
+  userConcurrentRuns: number;
   openInteractions: number;
   sockets: number;
   messagesPerMinute: number;
@@ -16,7 +18,7 @@ export interface TenantLimits {
   userMessagesPerMinute: number;
 }
 
-type RunLimits = Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute' | 'concurrentRuns' | 'openInteractions'>;
+type RunLimits = Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute' | 'concurrentRuns' | 'userConcurrentRuns' | 'openInteractions'>;
 type MessageLimits = Pick<TenantLimits, 'messagesPerMinute' | 'userMessagesPerMinute'>;
 
 /** Length of the fixed windows of the per-minute limits. */
@@ -31,6 +33,8 @@ export const SOCKET_REFRESH_MS = 20_000;
 const PRUNE_BATCH = 200;
 /** An active-run id without a run hash is only pruned after this long: its run may still be being created. */
 const MISSING_GRACE_MS = 10_000;
+/** An owner's active runs are kept this long after the owner's last start: a run still going after it is no longer counted. */
+const OWNER_ACTIVE_KEEP_MS = 30 * 24 * 3600_000;
 
 const retryAfterSecs = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
@@ -42,16 +46,19 @@ export class LimitsRepository {
   constructor(private readonly ctx: StoreContext) {}
 
   /**
-   * Admits a new run of the tenant for `owner` (runs per minute of the tenant and of the owner,
-   * concurrent runs, open interactions) and, when admitted, counts it: its id joins the tenant's
-   * active runs. Throws RateLimitedError otherwise.
+   * Admits a new run of the tenant for `owner` (runs per minute and runs not ended, of the tenant and
+   * of the owner; open interactions) and, when admitted, counts it: its id joins the tenant's and the
+   * owner's active runs. Throws RateLimitedError otherwise.
    */
   async admitRun(tenant: string, owner: string, runId: string, limits: RunLimits, now = this.ctx.clock.nowMs()): Promise<void> {
     const k = this.ctx.keys;
     const [outcome, value] = (await this.ctx.scripts.run(
       'admitRun',
-      [k.rateWindow(tenant, 'runs'), k.activeRuns(tenant), k.openInteractions(tenant), k.userRateWindow(tenant, 'runs', owner)],
-      [runId, now, limits.runsPerMinute, RATE_WINDOW_MS, limits.concurrentRuns, limits.openInteractions, k.runPrefix(tenant), PRUNE_BATCH, MISSING_GRACE_MS, limits.userRunsPerMinute],
+      [k.rateWindow(tenant, 'runs'), k.activeRuns(tenant), k.openInteractions(tenant), k.userRateWindow(tenant, 'runs', owner), k.ownerActiveRuns(tenant, owner)],
+      [
+        ...[runId, now, limits.runsPerMinute, RATE_WINDOW_MS, limits.concurrentRuns, limits.openInteractions, k.runPrefix(tenant), PRUNE_BATCH, MISSING_GRACE_MS],
+        ...[limits.userRunsPerMinute, limits.userConcurrentRuns, OWNER_ACTIVE_KEEP_MS],
+      ],
     )) as [string, number?];
     switch (outcome) {
       case 'ok':
@@ -64,6 +71,8 @@ export class LimitsRepository {
         const secs = retryAfterSecs(value ?? RATE_WINDOW_MS);
         throw new RateLimitedError('user_runs_per_minute', secs, `${limits.userRunsPerMinute} runs were started for ${owner} this minute (limit per user); try again in ${secs} s`);
       }
+      case 'user_concurrent_runs':
+        throw new RateLimitedError('user_concurrent_runs', BUSY_RETRY_AFTER_SECS, `${owner} has ${value ?? '?'} runs that have not ended (limit per user ${limits.userConcurrentRuns})`);
       case 'concurrent_runs':
         throw new RateLimitedError('concurrent_runs', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} has ${value ?? '?'} runs that have not ended (limit ${limits.concurrentRuns})`);
       case 'open_interactions':
@@ -76,6 +85,7 @@ export class LimitsRepository {
   /** Takes back an admission whose run was not created after all (its active entry and its hits in the windows). */
   async releaseRun(tenant: string, owner: string, runId: string, limits: Pick<TenantLimits, 'runsPerMinute' | 'userRunsPerMinute'>): Promise<void> {
     await this.ctx.redis.zrem(this.ctx.keys.activeRuns(tenant), runId);
+    await this.ctx.redis.zrem(this.ctx.keys.ownerActiveRuns(tenant, owner), runId);
     await this.refund(this.windows(tenant, 'runs', owner, limits.runsPerMinute, limits.userRunsPerMinute));
   }
 
