@@ -53,6 +53,12 @@ describe('parseUploadedAgent', () => {
     expect(issuesOf(() => parseUploadedAgent('mine', { definition: {}, yaml: 'x: 1' }, catalog))[0].field).toBe('(root)');
     expect(issuesOf(() => parseUploadedAgent('mine', { yaml: 'name: [x' }, catalog))[0]).toMatchObject({ field: 'yaml', reason: expect.stringMatching(/not valid YAML/) });
     expect(issuesOf(() => parseUploadedAgent('mine', { yaml: '- a\n- b\n' }, catalog))[0].field).toBe('yaml');
+    // Nested past what the parser's recursion takes: refused before it runs, not with its stack overflow.
+    const deep = `name: mine\nx: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
+    expect(issuesOf(() => parseUploadedAgent('mine', { yaml: deep }, catalog))).toEqual([{ field: 'yaml', reason: 'nests [ ] and { } more than 32 levels deep' }]);
+    // Brackets in quotes and comments are text, not nesting.
+    const quoted = `name: mine\nmodel: { provider: scripted, turns: [{ text: "${'['.repeat(40)}" }] }\n# ${'{'.repeat(40)}\n`;
+    expect(parseUploadedAgent('mine', { yaml: quoted }, catalog).definition.model).toEqual({ provider: 'scripted', turns: [{ text: '['.repeat(40), tool_calls: [] }] });
   });
 
   it('wants the name in the path', () => {

@@ -1,6 +1,7 @@
-import { parse } from 'yaml';
+import { Lexer, parse } from 'yaml';
 import {
   AGENT_DEFINITION_MAX_BYTES,
+  LIMITS,
   ConflictError,
   ValidationFailedError,
   type AgentDefinition,
@@ -60,9 +61,13 @@ function rawDefinition(body: UploadAgentBody): unknown {
     }
     return body.definition;
   }
+  const yaml = body.yaml ?? '';
+  if (flowDepth(yaml) > LIMITS.nestingDepth) {
+    throw new ValidationFailedError('body', [{ field: 'yaml', reason: `nests [ ] and { } more than ${LIMITS.nestingDepth} levels deep` }]);
+  }
   let raw: unknown;
   try {
-    raw = parse(body.yaml ?? '');
+    raw = parse(yaml);
     // An alias inside its own anchor parses to a cycle, which JSON (and every later step) cannot hold.
     JSON.stringify(raw);
   } catch (error) {
@@ -75,6 +80,25 @@ function rawDefinition(body: UploadAgentBody): unknown {
 }
 
 /** What only a tenant agent must respect, on the fields that parsed (paths relative to the definition). */
+/**
+ * How deeply the text nests flow collections (`[ ]`, `{ }`), read by the YAML lexer, which sees past
+ * quotes and comments and does not recurse: the parser does, and a few thousand levels overflow the
+ * stack after blocking the process for as long. Block nesting needs its indentation, so a bounded
+ * text cannot nest it that deep.
+ */
+function flowDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const token of new Lexer().lex(text)) {
+    if (token === '[' || token === '{') {
+      deepest = Math.max(deepest, ++depth);
+    } else if (token === ']' || token === '}') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
 function tenantProblems({ model, schedules = [], delegates = [] }: AgentFields, catalog: AgentCatalog): ErrorIssue[] {
   const issues: ErrorIssue[] = [];
   if (model?.provider === 'anthropic' && !catalog.anthropicAvailable) {

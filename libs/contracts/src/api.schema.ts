@@ -12,6 +12,8 @@ export const LIMITS = {
   reasonChars: 2_000,
   messageChars: 20_000,
   bodyBytes: 512 * 1024,
+  /** Levels of objects and arrays a JSON body, a socket.io message or an agent's YAML may nest. */
+  nestingDepth: 32,
 } as const;
 
 /**

@@ -1,12 +1,12 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ParleyError } from '@parley/contracts';
+import { LIMITS, ParleyError } from '@parley/contracts';
 
 /**
  * How deeply a JSON body or a socket.io message may nest objects and arrays. `{}` and `[]` are one
  * level, `{ "a": [] }` two. No schema of the API needs more than a few; 32 leaves room for the
  * free-form `input` of a tool approval.
  */
-export const MAX_NESTING_DEPTH = 32;
+export const MAX_NESTING_DEPTH = LIMITS.nestingDepth;
 
 /**
  * True when `value` nests objects or arrays more than `limit` levels deep. Iterative, so a hostile
