@@ -63,7 +63,7 @@ export async function runPass(options: PassOptions): Promise<PassReport> {
       agents: [chaosAgent()],
       redisUrl: redis.url,
       logLevel: 'warn',
-      env: { PARLEY_LIMIT_RUNS_PER_MINUTE: '0', PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: '0', PARLEY_LIMIT_OPEN_INTERACTIONS: '0' },
+      env: { PARLEY_LIMIT_RUNS_PER_MINUTE: '0', PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: '0', PARLEY_LIMIT_OPEN_INTERACTIONS: '0', PARLEY_LIMIT_CONCURRENT_RUNS_PER_USER: '0' },
     });
     const harness = h;
     const ids: string[] = [];

@@ -95,7 +95,7 @@ describe('the web console, in a real browser', () => {
     stack = await TestStack.start({
       agentsDir: writeAgents([everyKind, twoQuestions, writer, { ...writer, name: 'paged' }]),
       // The paging test opens more approvals than a member may start runs per minute.
-      overrides: { consoleDir: build.dir, limitUserRunsPerMinute: 0, limitRunsPerMinute: 0, limitConcurrentRuns: 0, limitOpenInteractions: 0 },
+      overrides: { consoleDir: build.dir, limitUserRunsPerMinute: 0, limitRunsPerMinute: 0, limitConcurrentRuns: 0, limitUserConcurrentRuns: 0, limitOpenInteractions: 0 },
     });
   }, 120_000);
 
