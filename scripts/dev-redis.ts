@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { redactUrl } from '@parley/platform';
 import { canListen, freePort } from './ports';
 import { startRedisProcess, type RedisProcess } from './redis-process';
 
@@ -44,20 +45,8 @@ export async function pingRedis(url: string, timeoutMs = 1500): Promise<PingResu
   }
 }
 
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) {
-      parsed.password = '***';
-    }
-    return parsed.toString();
-  } catch {
-    return url;
-  }
-}
-
 export interface EnsureRedisOptions {
-  /** Where a Redis started here keeps its AOF. */
+  /** Where a Redis started here keeps its AOF, in a folder named by its port. */
   dataDir: string;
   log: (message: string) => void;
   onRedisLine: (line: string) => void;
@@ -86,13 +75,17 @@ export async function ensureRedis(url: string, { dataDir, log, onRedisLine }: En
   let port = wanted;
   if (!(await canListen('127.0.0.1', wanted))) {
     port = await freePort();
-    log(`port ${wanted} is held by something that is not a usable Redis (${ping.reason}); starting Redis on port ${port} instead`);
+    // ioredis' words for a reply that is not RESP (an HTTP server, say) ask the reader to report a bug.
+    const why = /Unknown RESP type/.test(ping.reason) ? 'it does not speak Redis' : ping.reason;
+    log(`port ${wanted} is held by something that is not a usable Redis (${why}); starting Redis on port ${port} instead`);
   }
-  fs.mkdirSync(dataDir, { recursive: true });
-  log(`starting redis-server on 127.0.0.1:${port} (data in ${path.relative(process.cwd(), dataDir) || dataDir}, AOF everysec)`);
+  // One folder per port: two stacks with Redis servers of their own never share an AOF.
+  const dir = path.join(dataDir, String(port));
+  fs.mkdirSync(dir, { recursive: true });
+  log(`starting redis-server on 127.0.0.1:${port} (data in ${path.relative(process.cwd(), dir) || dir}, AOF everysec)`);
   const server = await startRedisProcess({
     port,
-    dir: dataDir,
+    dir,
     appendonly: true,
     appendfsync: 'everysec',
     extraArgs: ['--loglevel', 'warning'],

@@ -5,22 +5,27 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, signToken, type ParleyConfig } from '@parley/platform';
+import { loadAgentDefinitions } from '@parley/agents';
+import { loadConfig, redactUrl, signToken, type ParleyConfig } from '@parley/platform';
 import { OPS_PORT_DEFAULTS } from '@parley/store';
-import { ensureRedis, redactUrl, type DevRedis } from './dev-redis';
+import { ensureRedis, type DevRedis } from './dev-redis';
 import { formatLine } from './log-format';
 import { canListen } from './ports';
 import { describeExit, ServiceProcess } from './service-process';
 
 const SERVICES = ['gateway', 'loop-worker', 'interaction-service'] as const;
 const HEALTH_TIMEOUT_MS = 60_000;
-const STOP_TIMEOUT_MS = 10_000;
+/** How long our Redis gets to write its AOF and exit. */
+const REDIS_STOP_MS = 10_000;
+/** Beyond a loop-worker's grace period and its longest tool call: recording how steps ended, closing connections. */
+const STOP_MARGIN_MS = 30_000;
 const NAME_WIDTH = Math.max(...SERVICES.map((s) => s.length));
 const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 
 const services: ServiceProcess[] = [];
 let redis: DevRedis | undefined;
 let stopping = false;
+let stopTimeoutMs = 10_000;
 
 function say(message: string): void {
   process.stdout.write(`${formatLine('parley', message, { width: NAME_WIDTH, color })}\n`);
@@ -45,13 +50,16 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   if (anythingRunning) {
     say(`stopping (${reason})`);
   }
-  const outcomes = await Promise.all(services.map(async (s) => ({ name: s.name, how: await s.stop(STOP_TIMEOUT_MS) })));
+  if (services.length > 0) {
+    say(`running steps may finish first: waiting up to ${Math.round(stopTimeoutMs / 1000)} s (Ctrl-C again to kill everything now)`);
+  }
+  const outcomes = await Promise.all(services.map(async (s) => ({ name: s.name, how: await s.stop(stopTimeoutMs) })));
   for (const { name } of outcomes.filter((o) => o.how === 'killed')) {
-    say(`${name} did not stop within ${STOP_TIMEOUT_MS / 1000} s: killed with SIGKILL`);
+    say(`${name} did not stop within ${Math.round(stopTimeoutMs / 1000)} s: killed with SIGKILL`);
     exitCode = 1;
   }
   if (redis?.server) {
-    if ((await redis.server.stop(STOP_TIMEOUT_MS)) === 'killed') {
+    if ((await redis.server.stop(REDIS_STOP_MS)) === 'killed') {
       say('redis-server did not stop in time: killed with SIGKILL (its last second of writes may be lost)');
       exitCode = 1;
     }
@@ -60,6 +68,24 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
     say(exitCode === 0 ? 'stopped' : `stopped, exit code ${exitCode}`);
   }
   process.exit(exitCode);
+}
+
+/**
+ * How long the services get to stop: a loop-worker lets running steps finish for its grace period,
+ * and waits for a tool call begun within it up to the call's timeout (the longest of the
+ * deployment's agents), then records how it ended.
+ */
+function stopTimeoutFor(config: ParleyConfig): number {
+  let longestToolMs = 0;
+  try {
+    for (const agent of loadAgentDefinitions(config.agentsDir)) {
+      const timeouts = [agent.tools.includes('shell') ? agent.shell.timeout_secs : 0, agent.tools.includes('http_request') ? agent.http.timeout_secs : 0];
+      longestToolMs = Math.max(longestToolMs, ...timeouts.map((secs) => secs * 1000));
+    }
+  } catch {
+    // A bad agents folder: the services say so and stop.
+  }
+  return config.shutdownGraceMs + longestToolMs + STOP_MARGIN_MS;
 }
 
 function forceKill(): never {
@@ -124,7 +150,7 @@ function printWelcome(config: ParleyConfig, gatewayUrl: string, redisUrl: string
     `  Console      ${gatewayUrl}/?token=${token}`,
     `  Gateway      ${gatewayUrl}   (HTTP /v1, socket.io /v1, GET /health/ready)`,
     `  Metrics      ${metricsWhere(config)}`,
-    `  Redis        ${redactUrl(redisUrl)}${redis?.server ? '   (started here: data in .parley/redis, AOF everysec)' : ''}`,
+    `  Redis        ${redactUrl(redisUrl)}${redis?.server ? `   (started here: data in .parley/redis/${new URL(redisUrl).port}, AOF everysec)` : ''}`,
     `  Workers      1 loop-worker process, concurrency ${config.workerConcurrency} (PARLEY_WORKER_CONCURRENCY)`,
     `  Dev token    ${token}`,
     '               (tenant "dev", subject "you", role admin; valid 24 h; send as Authorization: Bearer <token>)',
@@ -161,6 +187,7 @@ async function main(): Promise<void> {
   } catch (error) {
     return fail(`invalid configuration: ${error instanceof Error ? error.message : String(error)}\nSee docs/configuration.md.`);
   }
+  stopTimeoutMs = stopTimeoutFor(config);
   const missing = SERVICES.map(entryOf).filter((entry) => !fs.existsSync(entry));
   if (missing.length > 0) {
     return fail(`not built: ${missing.map((m) => path.relative(process.cwd(), m)).join(', ')} missing. Run \`npm run build\` (or use \`npm start\`, which builds first).`);

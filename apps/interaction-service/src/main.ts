@@ -1,4 +1,4 @@
-import { exitIfShutdownHangs, loadConfig } from '@parley/platform';
+import { exitIfShutdownHangs, loadConfig, redactUrl } from '@parley/platform';
 import { openOpsPort } from '@parley/store';
 import { startInteractionService } from './interaction-service.app';
 
@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   app.enableShutdownHooks();
   // Past the grace period and the bounded closes after it, a stopping process exits regardless.
   exitIfShutdownHangs(config.shutdownGraceMs + 30_000);
-  console.log(`interaction-service ready (redis ${config.redisUrl})`);
+  console.log(`interaction-service ready (redis ${redactUrl(config.redisUrl)})`);
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { exitIfShutdownHangs, loadConfig } from '@parley/platform';
+import { exitIfShutdownHangs, loadConfig, redactUrl } from '@parley/platform';
 import { openOpsPort } from '@parley/store';
 import { toolsInFlight } from '@parley/tools';
 import { startLoopWorker } from './loop-worker.app';
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   // it waits for), a stopping process exits regardless, killing what its shell commands left.
   exitIfShutdownHangs(config.shutdownGraceMs + 30_000, { holdUntil: () => toolsInFlight.lastDeadline() });
   process.once('exit', () => toolsInFlight.killGroups());
-  console.log(`loop-worker ready (concurrency ${config.workerConcurrency}, redis ${config.redisUrl})`);
+  console.log(`loop-worker ready (concurrency ${config.workerConcurrency}, redis ${redactUrl(config.redisUrl)})`);
 }
 
 main().catch((error: unknown) => {

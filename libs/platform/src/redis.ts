@@ -100,6 +100,19 @@ function logConnectionErrors<T extends RedisClient>(client: T, connection: strin
 
 const CONNECTION_ERROR_EVERY_MS = 10_000;
 
+/** A Redis URL fit for a log line: its password, if any, as `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) {
+      parsed.password = '***';
+    }
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
 /** "host:port" (an IPv6 host in brackets: "[::1]:7000"). */
 export function parseNode(node: string): { host: string; port: number } {
   const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(node.trim());
