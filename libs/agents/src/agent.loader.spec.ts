@@ -62,6 +62,14 @@ describe('agent definitions', () => {
     );
   });
 
+  it('refuses two files of one agent, naming both', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agents-'));
+    const text = 'name: demo\nmodel: { provider: scripted, turns: [{ text: hi }] }\n';
+    writeFileSync(join(dir, 'demo.yaml'), text);
+    writeFileSync(join(dir, 'demo.yml'), text);
+    expect(() => loadAgentDefinitions(dir)).toThrow(`agent definition ${join(dir, 'demo.yml')}: agent "demo" is defined by ${join(dir, 'demo.yaml')} too; keep one of the two files`);
+  });
+
   it('offers an anthropic agent only when a key is configured', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agents-'));
     writeFileSync(join(dir, 'claude.yaml'), 'name: claude\nmodel: { provider: anthropic, name: m }\n');

@@ -162,13 +162,23 @@ function scheduleProblems({ schedules = [] }: AgentFields): ErrorIssue[] {
   return problems;
 }
 
-/** Loads every `*.yaml` / `*.yml` in a folder; one bad file stops the load with its name and field. */
+/**
+ * Loads every `*.yaml` / `*.yml` in a folder; one bad file stops the load with its name and field,
+ * and so do two files of one agent (`demo.yaml` and `demo.yml`), of which one would hide the other.
+ */
 export function loadAgentDefinitions(dir: string): AgentDefinition[] {
+  const files = new Map<string, string>();
   return readdirSync(dir)
     .filter((name) => /\.ya?ml$/.test(name))
     .sort()
     .map((name) => {
       const path = join(dir, name);
-      return parseAgentDefinition(path, readFileSync(path, 'utf8'));
+      const definition = parseAgentDefinition(path, readFileSync(path, 'utf8'));
+      const other = files.get(definition.name);
+      if (other !== undefined) {
+        throw new AgentDefinitionError(path, `agent "${definition.name}" is defined by ${other} too; keep one of the two files`);
+      }
+      files.set(definition.name, path);
+      return definition;
     });
 }
