@@ -64,6 +64,11 @@ describe('operability: a service started before its Redis', () => {
       if (WAIT_FOR_REDIS.includes(service.kind)) {
         expect(ready.body).toEqual({ ready: false, checks: { startup: { error: expect.stringContaining('starting') } } });
       }
+      if (service.kind === 'interaction-service') {
+        // It reports the deployment's gauges, which it cannot read yet: unknown, not 0 (a sum would read a false 0).
+        const metrics = await (await fetch(`${service.opsUrl}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+        expect(metrics).toMatch(/^parley_parked_runs nan$/im);
+      }
     }
 
     const redisDir = join(dir, 'redis');
