@@ -97,6 +97,7 @@ describe('operability: health, readiness and metrics on every service', () => {
     expect(sample(text, 'parley_parked_runs')).toBe(0);
     expect(sample(text, 'parley_open_interactions{kind="free_text"}')).toBe(0);
     expect(sample(text, 'parley_queue_jobs{queue="runs",state="failed"}')).toBe(0);
+    expect(sample(text, 'parley_queue_jobs{queue="sweeper",state="failed"}')).toBe(0);
   });
 
   it('shows Bull Board at /admin/queues to platform operators only, read-only', async () => {
@@ -124,7 +125,7 @@ describe('operability: health, readiness and metrics on every service', () => {
     const api = await fetch(`${board}/api/queues`, { headers: { cookie: sent } });
     expect(api.status).toBe(200);
     const listed = (await api.json()) as { queues: Array<{ name: string; readOnlyMode: boolean }> };
-    expect(listed.queues.map((queue) => queue.name)).toEqual(expect.arrayContaining(['runs', 'deadlines', 'schedules', 'webhook-deliveries']));
+    expect(listed.queues.map((queue) => queue.name).sort()).toEqual(['deadlines', 'runs', 'schedules', 'sweeper', 'webhook-deliveries']);
     expect(listed.queues.every((queue) => queue.readOnlyMode)).toBe(true);
     // The operator's token opens nothing of a tenant.
     expect((await stack.http('GET', '/v1/runs', undefined, operator)).status).toBe(403);

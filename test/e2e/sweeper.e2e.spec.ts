@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { jobIds } from '@parley/contracts';
+import { QUEUES, jobIds } from '@parley/contracts';
 import { ParleyQueues, ParleyStore, RedisKeys } from '@parley/store';
 import { Queue } from 'bullmq';
-import { RunSweeper, SWEEPER_QUEUE } from '../../apps/interaction-service/src/sweeper/run.sweeper';
+import { RunSweeper } from '../../apps/interaction-service/src/sweeper/run.sweeper';
 import { askerAgent, quickAgent } from '../support/agents';
 import { TestStack, writeAgents } from '../support/stack';
 import { waitFor } from '../support/wait-for';
@@ -167,7 +167,7 @@ describe('sweeper', () => {
   });
 
   it('sweeps one sweep at a time across services; a tenant whose sweep fails does not hold back the others', async () => {
-    const sweeperQueue = new Queue(SWEEPER_QUEUE, { connection, prefix: keys.bullPrefix() });
+    const sweeperQueue = new Queue(QUEUES.sweeper, { connection, prefix: keys.bullPrefix() });
     expect(await sweeperQueue.getGlobalConcurrency()).toBe(1);
     await sweeperQueue.close();
 

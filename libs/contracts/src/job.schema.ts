@@ -7,6 +7,8 @@ export const QUEUES = {
   runs: 'runs',
   deadlines: 'deadlines',
   schedules: 'schedules',
+  /** The interaction-services' periodic sweep (a job scheduler; one sweep at a time). */
+  sweeper: 'sweeper',
 } as const;
 
 /** Advance one run. `wake` is the run's wake counter; the job id is derived from it. */

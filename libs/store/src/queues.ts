@@ -36,6 +36,7 @@ export class ParleyQueues {
   readonly runs: Queue<RunJob>;
   readonly deadlines: Queue<DeadlineJob>;
   readonly schedules: Queue<ScheduleJob>;
+  readonly sweeper: Queue;
   /** `runs` again, on the connection the store's scripts go over (see enqueueRunBehindScripts), made on first use. */
   private runsBehindScripts?: Queue<RunJob>;
 
@@ -51,6 +52,7 @@ export class ParleyQueues {
     this.runs = quiet(new Queue<RunJob>(QUEUES.runs, { connection, prefix }));
     this.deadlines = quiet(new Queue<DeadlineJob>(QUEUES.deadlines, { connection, prefix }));
     this.schedules = quiet(new Queue<ScheduleJob>(QUEUES.schedules, { connection, prefix }));
+    this.sweeper = quiet(new Queue(QUEUES.sweeper, { connection, prefix }));
   }
 
   /** Whether enqueueRunBehindScripts can keep its order. */
@@ -60,7 +62,7 @@ export class ParleyQueues {
 
   /** Every queue above, for dashboards and gauges. */
   all(): Queue[] {
-    return [this.runs, this.deadlines, this.schedules];
+    return [this.runs, this.deadlines, this.schedules, this.sweeper];
   }
 
   async enqueueRun(job: RunJob): Promise<void> {
@@ -162,7 +164,7 @@ export class ParleyQueues {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.runs.close(), this.deadlines.close(), this.schedules.close(), this.runsBehindScripts?.close()]);
+    await Promise.all([this.runs.close(), this.deadlines.close(), this.schedules.close(), this.sweeper.close(), this.runsBehindScripts?.close()]);
   }
 }
 

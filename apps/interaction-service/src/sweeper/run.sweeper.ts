@@ -1,22 +1,9 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, type Job } from 'bullmq';
-import { jobIds } from '@parley/contracts';
-import type { ParleyConfig, RedisClient } from '@parley/platform';
-import {
-  closeBoundOver,
-  quiet,
-  PARLEY_CONFIG,
-  ParleyQueues,
-  ParleyStore,
-  QUEUE_REDIS,
-  QueueProcessor,
-  RunControl,
-  lowestScoreEach,
-  msOf,
-  settlesWithin,
-} from '@parley/store';
+import type { Job, Queue } from 'bullmq';
+import { QUEUES, jobIds } from '@parley/contracts';
+import type { ParleyConfig } from '@parley/platform';
+import { PARLEY_CONFIG, ParleyQueues, ParleyStore, QueueProcessor, RunControl, lowestScoreEach, msOf } from '@parley/store';
 
-export const SWEEPER_QUEUE = 'sweeper';
 const SCHEDULER_ID = 'sweep';
 
 /** Run and job lookups, and tenants triaged, per pipeline. */
@@ -68,21 +55,18 @@ export interface SweepCounts {
  */
 @Injectable()
 export class RunSweeper extends QueueProcessor<Record<string, never>> implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly queue: Queue;
   private readonly graceMs: number;
   private readonly everyMs: number;
 
   constructor(
     @Inject(PARLEY_CONFIG) config: ParleyConfig,
-    @Inject(QUEUE_REDIS) private readonly connection: RedisClient,
     private readonly store: ParleyStore,
     private readonly queues: ParleyQueues,
     private readonly control: RunControl,
   ) {
     // A job scheduler and a global concurrency of 1 (set at start): one sweep at a time across all
     // interaction-services, however long one takes.
-    super(SWEEPER_QUEUE, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 1 });
-    this.queue = quiet(new Queue(SWEEPER_QUEUE, { connection, prefix: store.ctx.keys.bullPrefix() }));
+    super(QUEUES.sweeper, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: 1 });
     // A lease renewed on time never runs out: two lease lengths past its end, its holder is gone.
     this.graceMs = 2 * config.leaseMs;
     this.everyMs = config.sweepMs;
@@ -94,16 +78,9 @@ export class RunSweeper extends QueueProcessor<Record<string, never>> implements
     // adds the next sweep when one starts, so without the global limit a sweep longer than the period
     // would run beside the next one, in another process.
     Promise.all([
-      this.queue.setGlobalConcurrency(1),
-      this.queue.upsertJobScheduler(SCHEDULER_ID, { every: this.everyMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } }),
+      this.queues.sweeper.setGlobalConcurrency(1),
+      this.queues.sweeper.upsertJobScheduler(SCHEDULER_ID, { every: this.everyMs }, { name: 'sweep', data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } }),
     ]).catch((error: unknown) => this.logger.error(`could not register the sweeper: ${String(error)}`));
-  }
-
-  override async onApplicationShutdown(): Promise<void> {
-    await super.onApplicationShutdown();
-    if (!(await settlesWithin(this.queue.close(), closeBoundOver(this.connection)))) {
-      this.logger.warn('the sweeper queue did not close in time');
-    }
   }
 
   async process(_job: Job<Record<string, never>>): Promise<SweepCounts> {
