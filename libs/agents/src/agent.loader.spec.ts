@@ -62,6 +62,11 @@ describe('agent definitions', () => {
     );
   });
 
+  it('names PARLEY_AGENTS_DIR when the folder cannot be read', () => {
+    const missing = join(tmpdir(), `no-agents-${process.pid}`);
+    expect(() => loadAgentDefinitions(missing)).toThrow(`agent definition ${missing}: cannot read the agents folder (PARLEY_AGENTS_DIR): ENOENT`);
+  });
+
   it('refuses two files of one agent, naming both', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agents-'));
     const text = 'name: demo\nmodel: { provider: scripted, turns: [{ text: hi }] }\n';

@@ -168,7 +168,13 @@ function scheduleProblems({ schedules = [] }: AgentFields): ErrorIssue[] {
  */
 export function loadAgentDefinitions(dir: string): AgentDefinition[] {
   const files = new Map<string, string>();
-  return readdirSync(dir)
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    throw new AgentDefinitionError(dir, `cannot read the agents folder (PARLEY_AGENTS_DIR): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return names
     .filter((name) => /\.ya?ml$/.test(name))
     .sort()
     .map((name) => {
