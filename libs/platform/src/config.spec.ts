@@ -29,14 +29,4 @@ describe('loadConfig', () => {
     }
     expect(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl).toBe('rediss://user:pw@cache.internal:6380/2');
   });
-
-  it('takes run jobs with one fetch loop per 16 worker slots (at most 8) unless PARLEY_WORKER_FETCHERS says, never more loops than slots', () => {
-    const fetchers = (env: Record<string, string>) => loadConfig(env).workerFetchers;
-    expect(fetchers({})).toBe(1);
-    expect(fetchers({ PARLEY_WORKER_CONCURRENCY: '50' })).toBe(4);
-    expect(fetchers({ PARLEY_WORKER_CONCURRENCY: '1000' })).toBe(8);
-    expect(fetchers({ PARLEY_WORKER_CONCURRENCY: '50', PARLEY_WORKER_FETCHERS: '2' })).toBe(2);
-    expect(fetchers({ PARLEY_WORKER_CONCURRENCY: '3', PARLEY_WORKER_FETCHERS: '8' })).toBe(3);
-    expect(() => loadConfig({ PARLEY_WORKER_FETCHERS: '0' })).toThrow(expect.objectContaining({ details: { issues: [expect.objectContaining({ field: 'PARLEY_WORKER_FETCHERS' })] } }));
-  });
 });

@@ -39,8 +39,6 @@ const EnvSchema = z.object({
   PARLEY_ALLOW_DEV_SECRET: z.enum(['true', 'false']).default('false'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
-  /** Loops taking run jobs in one loop-worker, sharing its concurrency; unset: one per 16 slots, at most 8. */
-  PARLEY_WORKER_FETCHERS: z.coerce.number().int().min(1).max(64).optional(),
   /** Short enough that a dead worker's run is taken over within ~5 s (lease, then one stalled check). */
   PARLEY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(3_000),
   /** How often the interaction-service's sweeper looks for runs and interactions whose job was lost. */
@@ -134,8 +132,6 @@ export interface ParleyConfig {
   host: string;
   port: number;
   workerConcurrency: number;
-  /** BullMQ workers of the runs queue in one loop-worker, sharing workerConcurrency (each takes jobs one round trip at a time). */
-  workerFetchers: number;
   leaseMs: number;
   sweepMs: number;
   /** This process as a loop-worker: PARLEY_WORKER_ID, or hostname:pid. */
@@ -244,7 +240,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     host: e.PARLEY_HOST,
     port: e.PORT,
     workerConcurrency: e.PARLEY_WORKER_CONCURRENCY,
-    workerFetchers: Math.min(e.PARLEY_WORKER_CONCURRENCY, e.PARLEY_WORKER_FETCHERS ?? Math.min(8, Math.ceil(e.PARLEY_WORKER_CONCURRENCY / 16))),
     leaseMs: e.PARLEY_LEASE_MS,
     sweepMs: e.PARLEY_SWEEP_MS,
     workerId: e.PARLEY_WORKER_ID ?? `${hostname()}:${process.pid}`,

@@ -4,7 +4,7 @@ import { Queue, type Job, type Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { PinoNestLogger, loadConfig } from '@parley/platform';
-import { QueueProcessor, QueueWorker, shareConcurrency, takeoverOptions } from './queue.worker';
+import { QueueProcessor, QueueWorker, takeoverOptions } from './queue.worker';
 import { deleteKeys } from '../../../test/support/delete-keys';
 import { startRedisServer, type RedisServer } from '../../../test/support/redis-server';
 import { waitFor } from '../../../test/support/wait-for';
@@ -139,66 +139,16 @@ describe('a queue worker whose close BullMQ never finishes', () => {
   });
 
   it('stops renewing locks once it gives the close up: no timer of it keeps the process alive', async () => {
-    const queueWorker = new QueueWorker<unknown>(server.url, QUEUE, () => Promise.resolve(), { prefix: `qw-${randomUUID()}`, concurrency: 2, ...takeoverOptions(1000) }, 2);
+    const queueWorker = new QueueWorker<unknown>(server.url, QUEUE, () => Promise.resolve(), { prefix: `qw-${randomUUID()}`, ...takeoverOptions(1000) });
+    queueWorker.worker.on('error', () => undefined);
     // BullMQ's insides: its lock renewal, and the blocking connection it opened for the worker.
-    const insides = queueWorker.workers.map((worker) => {
-      worker.on('error', () => undefined);
-      return worker as unknown as BullWorkerInsides;
-    });
-    expect(insides).toHaveLength(2);
-    await waitFor(() => queueWorker.connected && insides.every(({ lockManager }) => lockManager.isRunning()), { message: 'the workers to run' });
+    const { lockManager, backend } = queueWorker.worker as unknown as BullWorkerInsides;
+    await waitFor(() => queueWorker.connected && lockManager.isRunning(), { message: 'the worker to run' });
     await server.kill9();
     // Between two reconnection attempts of that connection, BullMQ's close waits for its 'end',
     // which ioredis never emits, and would stop the lock renewal after it.
-    await waitFor(() => insides.every(({ backend }) => backend.blockingConnection._client.status === 'reconnecting'), { message: 'the blocking connections to wait to reconnect' });
+    await waitFor(() => backend.blockingConnection._client.status === 'reconnecting', { message: 'the blocking connection to wait to reconnect' });
     expect(await queueWorker.finishClose(() => Date.now())).toBe('abandoned');
-    expect(insides.map(({ lockManager }) => lockManager.isRunning())).toEqual([false, false]);
-  });
-});
-
-describe('a queue worker with several fetchers', () => {
-  it('splits its concurrency over them, as evenly as it goes', () => {
-    expect(shareConcurrency(50, 4)).toEqual([13, 13, 12, 12]);
-    expect(shareConcurrency(8, 1)).toEqual([8]);
-    expect(shareConcurrency(2, 4)).toEqual([1, 1]);
-    expect(shareConcurrency(1, 0)).toEqual([1]);
-  });
-
-  it('takes jobs in each, never running more at once than its concurrency in all', async () => {
-    const prefix = `qw-${randomUUID()}`;
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue('fetchers', { connection: redis, prefix });
-    let running = 0;
-    let most = 0;
-    const ranBy = new Set<string>();
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const queueWorker = new QueueWorker<{ n: number }>(
-      REDIS_URL,
-      'fetchers',
-      async (job, token) => {
-        most = Math.max(most, ++running);
-        ranBy.add(String(token).split(':').slice(0, -1).join(':'));
-        await gate;
-        running--;
-      },
-      { prefix, concurrency: 3 },
-      2,
-    );
-    try {
-      await queue.addBulk(Array.from({ length: 12 }, (_, n) => ({ name: 'job', data: { n } })));
-      await waitFor(() => running === 3, { message: 'three jobs running' });
-      open();
-      await waitFor(async () => (await queue.getJobCounts('completed')).completed === 12, { message: 'all twelve done' });
-      expect(most).toBe(3);
-      // A job's lock token is the id of the BullMQ worker that took it, and a counter.
-      expect(ranBy.size).toBe(2);
-    } finally {
-      open();
-      await queueWorker.finishClose(() => Date.now() + 5000);
-      await queue.close();
-      await deleteKeys(redis, `${prefix}:*`);
-      await redis.quit();
-    }
+    expect(lockManager.isRunning()).toBe(false);
   });
 });

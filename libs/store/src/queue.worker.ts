@@ -14,46 +14,30 @@ class AbandonableWorker<T> extends Worker<T> {
   }
 }
 
-/**
- * BullMQ workers of one queue in this process, over a connection of their own, closed with it.
- *
- * A BullMQ worker takes jobs one at a time: while its queue is drained it blocks for a job, then
- * moves it to active, one round trip after the other, so it cannot take jobs faster than one per
- * round trip whatever its concurrency. A finished job brings the next one in the same round trip only
- * when one is waiting, which it seldom is when each job is an answer that just came in. `fetchers`
- * workers share the concurrency, each taking jobs in its own loop (each with its own blocking
- * connection). One of them runs the stalled-job checks.
- */
+/** A BullMQ worker with its own blocking connection, closed with it. */
 export class QueueWorker<T> {
   private readonly connection;
-  readonly workers: Array<AbandonableWorker<T>>;
-  private closing?: Promise<unknown>;
+  readonly worker: AbandonableWorker<T>;
+  private closing?: Promise<void>;
 
   constructor(
     redis: string | RedisTarget,
     queue: string,
     handler: (job: Job<T>, token?: string) => Promise<unknown>,
-    { concurrency = 1, ...options }: Omit<WorkerOptions, 'connection'>,
-    fetchers = 1,
+    options: Omit<WorkerOptions, 'connection'>,
   ) {
     this.connection = createRedis(redis, 'blocking', { purpose: `${queue} worker` });
-    this.workers = shareConcurrency(concurrency, fetchers).map(
-      (share, i) => new AbandonableWorker<T>(queue, handler, { ...options, concurrency: share, connection: this.connection, ...(i > 0 ? { skipStalledCheck: true } : {}) }),
-    );
+    this.worker = new AbandonableWorker<T>(queue, handler, { ...options, connection: this.connection });
   }
 
   get connected(): boolean {
     return this.connection.status === 'ready';
   }
 
-  get running(): boolean {
-    return this.workers.every((worker) => worker.isRunning());
-  }
-
   /** Stops taking jobs (the active ones go on); {@link finishClose} waits for them. */
   beginClose(): void {
     // BullMQ keeps the promise of the first close, so a forced close after it would be the same one.
-    this.closing ??= Promise.all(this.workers.map((worker) => worker.close()));
+    this.closing ??= this.worker.close();
   }
 
   /**
@@ -75,17 +59,11 @@ export class QueueWorker<T> {
     }
     if (outcome === 'abandoned') {
       // BullMQ's close, which stops it, still waits: its timer alone would keep the process alive.
-      await Promise.all(this.workers.map((worker) => worker.stopLockRenewal()));
+      await this.worker.stopLockRenewal();
     }
     this.connection.disconnect();
     return outcome;
   }
-}
-
-/** `concurrency` split over at most `fetchers` workers, as evenly as it goes, none with 0. */
-export function shareConcurrency(concurrency: number, fetchers: number): number[] {
-  const count = Math.max(1, Math.min(fetchers, concurrency));
-  return Array.from({ length: count }, (_, i) => Math.floor(concurrency / count) + (i < concurrency % count ? 1 : 0));
 }
 
 /** A close whose time is up before it began (another one took it) still gets this long. */
@@ -146,7 +124,6 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
     readonly queueName: string,
     private readonly config: ParleyConfig,
     private readonly options: Omit<WorkerOptions, 'connection'>,
-    private readonly fetchers = 1,
   ) {}
 
   abstract process(job: Job<T>, token?: string): Promise<unknown>;
@@ -156,11 +133,9 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
 
   onApplicationBootstrap(): void {
     const options = { ...takeoverOptions(this.config.leaseMs), ...this.options };
-    this.queueWorker = new QueueWorker<T>(this.config, this.queueName, (job, token) => this.process(job, token), options, this.fetchers);
-    for (const worker of this.queueWorker.workers) {
-      worker.on('error', (error) => this.onWorkerError(error));
-      this.watch(worker);
-    }
+    this.queueWorker = new QueueWorker<T>(this.config, this.queueName, (job, token) => this.process(job, token), options);
+    this.queueWorker.worker.on('error', (error) => this.onWorkerError(error));
+    this.watch(this.queueWorker.worker);
   }
 
   /** The log line of a job another worker took over from this one (its `jobId` and `err` are added). */
@@ -191,7 +166,8 @@ export abstract class QueueProcessor<T> implements OnApplicationBootstrap, Befor
 
   /** Resolves when the worker runs and its Redis connection is up; rejects saying why not. */
   readiness(): Promise<void> {
-    if (!this.queueWorker?.running) {
+    const worker = this.queueWorker?.worker;
+    if (!worker?.isRunning()) {
       return Promise.reject(new Error('not taking jobs'));
     }
     // Its connection sits in a blocking read: a PING would wait behind it, so ask its state.
