@@ -62,7 +62,7 @@ describe('deadlines', () => {
     const question = await stack.waitForQuestion(runId);
     await waitFor(async () => (await queues.deadlines.getActiveCount()) === 1, { message: 'the timer job to be taken' });
     // It dies: its lock is no longer renewed, the job stays active until the lock runs out.
-    await Promise.all((dying as unknown as { queueWorker: { workers: Worker[] } }).queueWorker.workers.map((worker) => worker.close(true)));
+    await (dying as unknown as { queueWorker: { worker: Worker } }).queueWorker.worker.close(true);
     const died = Date.now();
     const other = await startInteractionService(stack.config);
     try {

@@ -393,7 +393,7 @@ describe('per-tenant webhooks', () => {
       const job = await waitFor(async () => (await queue.getActive())[0], { message: 'the delivery job to be taken' });
       // Five senders died in its tries before: this one's death is one too many.
       await stack.redis.hset(`${stack.config.prefix}:bull:${WEBHOOK_QUEUE}:${job.id}`, 'stc', 5);
-      await Promise.all((dying as unknown as { queueWorker: { workers: Worker[] } }).queueWorker.workers.map((worker) => worker.close(true)));
+      await (dying as unknown as { queueWorker: { worker: Worker } }).queueWorker.worker.close(true);
       other = await startInteractionService(stack.config);
       const [pending] = await deliveries(webhook.id);
       const settled = await deliveryOf(webhook.id, pending.eventId);
