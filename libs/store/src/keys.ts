@@ -48,7 +48,7 @@ export class RedisKeys {
   activeRuns(tenant: string): string {
     return `${this.tenant(tenant)}:active-runs`;
   }
-  /** Under a per-owner concurrent-run limit: the run ids admitted for one owner, scored by start (epoch ms); pruned of ended runs at the limit. */
+  /** Under a per-owner concurrent-run limit: the run ids admitted for one owner that have not ended, scored by start (epoch ms); named as emit.lua names it. */
   ownerActiveRuns(tenant: string, owner: string): string {
     return `${this.activeRuns(tenant)}:user:${userDigest(owner)}`;
   }

@@ -805,14 +805,15 @@ describe('events', () => {
 });
 
 describe('in-flight index', () => {
-  it('holds a run while it is queued or running: park takes it out, an answer puts it back; the end takes it out of the active runs too', async () => {
+  it("holds a run while it is queued or running: park takes it out, an answer puts it back; the end takes it out of the tenant's and the owner's active runs too", async () => {
     const store = makeStore();
     const k = store.ctx.keys;
     const inflight = () => admin.zrange(k.inflightRuns(TENANT), '0', '-1');
     const parked = async () => (await admin.hget(k.gauges(TENANT), 'parked')) ?? '0';
     const run: NewRun = { tenant: TENANT, runId: randomUUID(), owner: 'alice', agent: 'demo', task: 'Plan a team offsite', trigger: 'api' };
-    await store.limits.admitRun(TENANT, run.owner, run.runId, { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 5, userConcurrentRuns: 0, openInteractions: 0 });
-    expect(await admin.zrange(k.activeRuns(TENANT), '0', '-1')).toEqual([run.runId]);
+    await store.limits.admitRun(TENANT, run.owner, run.runId, { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 5, userConcurrentRuns: 5, openInteractions: 0 });
+    const ownerActive = () => admin.zrange(k.ownerActiveRuns(TENANT, run.owner), '0', '-1');
+    expect([await admin.zrange(k.activeRuns(TENANT), '0', '-1'), await ownerActive()]).toEqual([[run.runId], [run.runId]]);
     await store.runs.create(run);
     expect(await inflight()).toEqual([run.runId]);
     const lease = await acquire(store, run);
@@ -822,10 +823,10 @@ describe('in-flight index', () => {
     await store.interactions.resolve({ interaction, outcome: 'answered', answer: RETREAT, by: ALICE });
     expect([await inflight(), await parked()]).toEqual([[run.runId], '0']);
     expect(await store.runs.cancel(run, BOB, null)).toMatchObject({ status: 'cancelled' });
-    expect([await inflight(), await admin.zrange(k.activeRuns(TENANT), '0', '-1')]).toEqual([[], []]);
+    expect([await inflight(), await admin.zrange(k.activeRuns(TENANT), '0', '-1'), await ownerActive()]).toEqual([[], [], []]);
     // Not filed without a concurrent-run limit.
     await store.limits.admitRun(TENANT, run.owner, randomUUID(), { runsPerMinute: 0, userRunsPerMinute: 0, concurrentRuns: 0, userConcurrentRuns: 0, openInteractions: 0 });
-    expect(await admin.exists(k.activeRuns(TENANT))).toBe(0);
+    expect(await admin.exists(k.activeRuns(TENANT), k.ownerActiveRuns(TENANT, run.owner))).toBe(0);
   });
 
   it('the parked gauge never goes below zero', async () => {

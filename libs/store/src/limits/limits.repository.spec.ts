@@ -136,7 +136,10 @@ describe('LimitsRepository', () => {
     expect(error?.details).toEqual({ limit: 'user_concurrent_runs', retryAfterSecs: 30 });
     expect(error?.message).toBe('bob has 2 runs that have not ended (limit per user 2)');
     // Nothing was written for the refused start, and alice is not held back by bob's runs.
-    expect(await redis.zrange(k.activeRuns('acme'), '0', '-1')).toEqual(['b1', 'b2']);
+    expect([await redis.zrange(k.activeRuns('acme'), '0', '-1'), await redis.zrange(k.ownerActiveRuns('acme', 'bob'), '0', '-1')]).toEqual([
+      ['b1', 'b2'],
+      ['b1', 'b2'],
+    ]);
     await store.limits.admitRun('acme', 'alice', 'a1', limits);
     // One of bob's runs ends: the next start finds it gone and is admitted.
     await redis.hset(k.run('acme', 'b1'), 'status', 'finished');

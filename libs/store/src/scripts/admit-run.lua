@@ -1,10 +1,10 @@
 -- admit-run: the tenant-limit check before the gateway starts a run; when admitted, counts the start
 -- in the windows and, under a concurrent-run limit, adds the run id to the tenant's active runs (and,
 -- under the per-owner one, to the owner's), in one step. Nothing is written when the run is refused.
--- A run leaves the tenant's active set when it ends; at a limit the set's oldest members are checked
--- too (at most ARGV[8]) and the ended or missing ones removed (an admission whose run was never
--- created, runs admitted before ends removed them; an owner's set is only ever pruned so). The run
--- hashes read there share the tenant's hash tag (the same slot as KEYS).
+-- A run leaves both active sets when it ends (emit.lua's leaveInflight); at a limit the set's oldest
+-- members are checked too (at most ARGV[8]) and the ended or missing ones removed (an admission whose
+-- run was never created, runs admitted before ends removed them). The run hashes read there share
+-- the tenant's hash tag (the same slot as KEYS).
 -- KEYS[1] runs-per-minute window counter  KEYS[2] tenant active runs (zset, score = start ms)
 -- KEYS[3] tenant open interactions (zset)  KEYS[4] the runs-per-minute window counter of the run's owner
 -- KEYS[5] the owner's active runs (zset, score = start ms)
@@ -83,7 +83,7 @@ if concurrent > 0 then
     return {'concurrent_runs', active}
   end
 end
--- Counted only under a limit; the run leaves the tenant's index when it ends (end-run, cancel-run).
+-- Counted only under a limit; the run leaves both indexes when it ends (end-run, cancel-run).
 if concurrent > 0 then
   redis.call('ZADD', KEYS[2], now, ARGV[1])
 end

@@ -28,11 +28,13 @@ local function enterInflight(runId)
   redis.call('ZADD', INFLIGHT, NOW_MS, runId)
 end
 
--- A run parks or ends. An ended run also leaves the tenant's active runs (the concurrent-run count).
+-- A run parks or ends. An ended run also leaves the tenant's active runs and its owner's (the
+-- concurrent-run counts; the owner's set is named by the owner's digest, as admit-run's KEYS[5]).
 local function leaveInflight(runId, ended)
   redis.call('ZREM', INFLIGHT, runId)
   if ended then
     redis.call('ZREM', ACTIVE_RUNS, runId)
+    redis.call('ZREM', ACTIVE_RUNS .. ':user:' .. redis.sha1hex(OWNER), runId)
   end
 end
 
