@@ -55,7 +55,12 @@ describe('parseUploadedAgent', () => {
     expect(issuesOf(() => parseUploadedAgent('mine', { yaml: '- a\n- b\n' }, catalog))[0].field).toBe('yaml');
     // Nested past what the parser's recursion takes: refused before it runs, not with its stack overflow.
     const deep = `name: mine\nx: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
-    expect(issuesOf(() => parseUploadedAgent('mine', { yaml: deep }, catalog))).toEqual([{ field: 'yaml', reason: 'nests [ ] and { } more than 32 levels deep' }]);
+    const refused = [{ field: 'yaml', reason: 'nests mappings and sequences more than 32 levels deep' }];
+    expect(issuesOf(() => parseUploadedAgent('mine', { yaml: deep }, catalog))).toEqual(refused);
+    // Block sequences nest two bytes a level: 30,000 levels overflowed the parser, then exhausted the heap.
+    expect(issuesOf(() => parseUploadedAgent('mine', { yaml: `name: mine\nx:\n  ${'- '.repeat(30_000)}y\n` }, catalog))).toEqual(refused);
+    expect(issuesOf(() => parseUploadedAgent('mine', { yaml: `name: mine\nx:\n  ${'- '.repeat(32)}y\n` }, catalog))).toEqual(refused);
+    expect(issuesOf(() => parseUploadedAgent('mine', { yaml: `name: mine\nx:\n  ${'- '.repeat(30)}y\n` }, catalog)).map((issue) => issue.field)).toEqual(['definition.model', 'definition.x']);
     // Brackets in quotes and comments are text, not nesting.
     const quoted = `name: mine\nmodel: { provider: scripted, turns: [{ text: "${'['.repeat(40)}" }] }\n# ${'{'.repeat(40)}\n`;
     expect(parseUploadedAgent('mine', { yaml: quoted }, catalog).definition.model).toEqual({ provider: 'scripted', turns: [{ text: '['.repeat(40), tool_calls: [] }] });

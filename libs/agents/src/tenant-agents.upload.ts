@@ -1,4 +1,4 @@
-import { Lexer, parse } from 'yaml';
+import { Parser, parse } from 'yaml';
 import {
   AGENT_DEFINITION_MAX_BYTES,
   LIMITS,
@@ -62,8 +62,8 @@ function rawDefinition(body: UploadAgentBody): unknown {
     return body.definition;
   }
   const yaml = body.yaml ?? '';
-  if (flowDepth(yaml) > LIMITS.nestingDepth) {
-    throw new ValidationFailedError('body', [{ field: 'yaml', reason: `nests [ ] and { } more than ${LIMITS.nestingDepth} levels deep` }]);
+  if (nestingDepth(yaml) > LIMITS.nestingDepth) {
+    throw new ValidationFailedError('body', [{ field: 'yaml', reason: `nests mappings and sequences more than ${LIMITS.nestingDepth} levels deep` }]);
   }
   let raw: unknown;
   try {
@@ -79,26 +79,30 @@ function rawDefinition(body: UploadAgentBody): unknown {
   return raw;
 }
 
-/** What only a tenant agent must respect, on the fields that parsed (paths relative to the definition). */
 /**
- * How deeply the text nests flow collections (`[ ]`, `{ }`), read by the YAML lexer, which sees past
- * quotes and comments and does not recurse: the parser does, and a few thousand levels overflow the
- * stack after blocking the process for as long. Block nesting needs its indentation, so a bounded
- * text cannot nest it that deep.
+ * How deeply the text nests mappings and sequences (block and flow), read from the YAML parser's
+ * concrete syntax tree, which is built without recursion and walked here without it: composing the
+ * document recurses, and a few thousand levels (`- - - …` takes two bytes a level) overflow the stack
+ * or exhaust the heap of the gateway.
  */
-function flowDepth(text: string): number {
-  let depth = 0;
+function nestingDepth(text: string): number {
   let deepest = 0;
-  for (const token of new Lexer().lex(text)) {
-    if (token === '[' || token === '{') {
-      deepest = Math.max(deepest, ++depth);
-    } else if (token === ']' || token === '}') {
-      depth--;
+  for (const token of new Parser().parse(text)) {
+    const pending: Array<[unknown, number]> = token.type === 'document' ? [[token.value, 0]] : [];
+    for (let next = pending.pop(); next; next = pending.pop()) {
+      const [node, depth] = next;
+      if (typeof node === 'object' && node !== null && 'items' in node && Array.isArray(node.items)) {
+        deepest = Math.max(deepest, depth + 1);
+        for (const item of node.items as Array<{ key?: unknown; value?: unknown }>) {
+          pending.push([item.key, depth + 1], [item.value, depth + 1]);
+        }
+      }
     }
   }
   return deepest;
 }
 
+/** What only a tenant agent must respect, on the fields that parsed (paths relative to the definition). */
 function tenantProblems({ model, schedules = [], delegates = [] }: AgentFields, catalog: AgentCatalog): ErrorIssue[] {
   const issues: ErrorIssue[] = [];
   if (model?.provider === 'anthropic' && !catalog.anthropicAvailable) {
