@@ -81,6 +81,13 @@ export async function ensureRedis(url: string, { dataDir, log, onRedisLine }: En
   }
   // One folder per port: two stacks with Redis servers of their own never share an AOF.
   const dir = path.join(dataDir, String(port));
+  const earlier = path.join(dataDir, 'appendonlydir');
+  if (port === wanted && fs.existsSync(earlier) && !fs.existsSync(dir)) {
+    // Releases before kept one folder for every port: its data is this port's.
+    fs.mkdirSync(dir, { recursive: true });
+    fs.renameSync(earlier, path.join(dir, 'appendonlydir'));
+    log(`moved the data of an earlier npm start to ${path.relative(process.cwd(), dir) || dir}`);
+  }
   fs.mkdirSync(dir, { recursive: true });
   log(`starting redis-server on 127.0.0.1:${port} (data in ${path.relative(process.cwd(), dir) || dir}, AOF everysec)`);
   const server = await startRedisProcess({
