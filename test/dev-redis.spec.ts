@@ -14,7 +14,7 @@ describe("npm start's own Redis", () => {
   const options = { dataDir, log: (line: string) => said.push(line), onRedisLine: () => undefined };
 
   afterAll(async () => {
-    await Promise.all(started.map((redis) => redis.server?.stop()));
+    await Promise.all(started.map(async (redis) => redis.server?.stop()));
     rmSync(dataDir, { recursive: true, force: true });
   });
 
