@@ -34,7 +34,10 @@ server.on('connection', (socket) => {
       .then(() => queue.add('step', { runId: answer.runId, step: answer.step + 1, questions: answer.questions }, MINI_JOB_OPTS))
       .then(
         () => ack(true),
-        (error: unknown) => send({ cmd: 'error', error: String(error) }),
+        (error: unknown) => {
+          ack(false);
+          send({ cmd: 'error', error: String(error) });
+        },
       );
   });
 });

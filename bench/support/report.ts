@@ -121,10 +121,9 @@ export function renderMarkdown(r: Results, analysis: string[]): string {
       const ok = fig.perSec >= 1000 && fig.perSec >= 0.65 * t.mini.perSec;
       out.push(`| 2 | park/resume cycles/s, ${t.runs} concurrent runs, ${label} | ${n0(fig.perSec)} /s | ${n0(t.mini.perSec)} /s raw BullMQ + Lua + stream | ${ratio(fig.perSec, t.mini.perSec)} | ≥ 1,000 /s and ≥ 0.65× | ${yes(ok)} |`);
     }
-    const best2 = Math.max(t.oneWorker.perSec, t.twoWorkers.perSec);
-    out.push(`| 2 | … best of the two, against the same floor in Parley's layout, answered over socket.io | ${n0(best2)} /s | ${n0(t.miniSocket.perSec)} /s | ${ratio(best2, t.miniSocket.perSec)} | (information) | |`);
+    const best = Math.max(t.oneWorker.perSec, t.twoWorkers.perSec);
+    out.push(`| 2 | … best of the two, against the same floor in Parley's layout, answered over socket.io | ${n0(best)} /s | ${n0(t.miniSocket.perSec)} /s | ${ratio(best, t.miniSocket.perSec)} | (information) | |`);
     if (lg) {
-      const best = Math.max(t.oneWorker.perSec, t.twoWorkers.perSec);
       out.push(`| 3 | the same cycle vs LangGraph JS, MemorySaver (best Parley figure of §2) | ${n0(best)} /s | ${n0(lg.memory.perSec)} /s | ${ratio(best, lg.memory.perSec)} | ≥ 3× | ${yes(best >= 3 * lg.memory.perSec)} |`);
       if ('perSec' in lg.postgres) {
         out.push(`| 3 | … vs LangGraph JS, PostgresSaver | ${n0(best)} /s | ${n0(lg.postgres.perSec)} /s | ${ratio(best, lg.postgres.perSec)} | (none) | |`);

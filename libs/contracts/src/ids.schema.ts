@@ -21,6 +21,6 @@ export const SubjectSchema = z
   .string()
   .min(1)
   .max(200)
-  .refine((sub) => !sub.startsWith(RESERVED_SUBJECT_PREFIX), `must not begin with "${RESERVED_SUBJECT_PREFIX}" (reserved for owners no user is, such as scheduled runs')`);
+  .refine((sub) => !sub.startsWith(RESERVED_SUBJECT_PREFIX), `must not begin with "${RESERVED_SUBJECT_PREFIX}" (reserved for owners no user is, such as that of scheduled runs)`);
 
 export type TenantId = z.infer<typeof TenantIdSchema>;

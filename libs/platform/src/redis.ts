@@ -107,6 +107,10 @@ export function redactUrl(url: string): string {
     if (parsed.password) {
       parsed.password = '***';
     }
+    // ioredis also reads a password from the query.
+    if (parsed.searchParams.has('password')) {
+      parsed.searchParams.set('password', '***');
+    }
     return parsed.toString();
   } catch {
     return url;

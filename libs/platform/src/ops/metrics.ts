@@ -60,13 +60,14 @@ async function collectCluster(gauge: { reset(): void; set(value: number): void }
 /**
  * Makes this process report the deployment-wide gauges (parked runs, open interactions, queue
  * depths). One kind of service does (the interaction-service), so sums across processes stay true.
- * Returns the function that stops it.
+ * Returns the function that stops it: the gauges are then unknown (NaN), not 0, while the process
+ * stops (unless another source took over meanwhile).
  */
 export function setClusterGaugeSource(source: () => Promise<ClusterGauges>): () => void {
   clusterSource = source;
   return () => {
     if (clusterSource === source) {
-      clusterSource = undefined;
+      clusterSource = () => Promise.reject(new Error('stopped'));
     }
   };
 }
