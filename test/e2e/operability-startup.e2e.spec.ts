@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -85,4 +88,28 @@ describe('operability: a service started before its Redis', () => {
     const runs = await fetch(`${gateway.url}/v1/runs`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(5000) });
     expect(runs.status).toBe(200);
   }, 180_000);
+});
+
+describe('a gateway whose PORT is taken', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-port-taken-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits with one line naming PORT, not a stack trace', async () => {
+    const held = createServer();
+    const port = await freePort();
+    await new Promise<void>((done) => held.listen(port, '127.0.0.1', done));
+    try {
+      const inherited = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OWN_ENV.test(key)));
+      const env = { ...inherited, PORT: String(port), PARLEY_HOST: '127.0.0.1', PARLEY_OPS_PORT: 'off', PARLEY_PREFIX: `port-taken-${randomUUID().slice(0, 8)}`, PARLEY_HARNESS_ROOT: ROOT, PARLEY_HARNESS_PARENT_PID: String(process.pid) };
+      const child = spawn(process.execPath, ['-r', compileHook(dir), join(ROOT, 'apps', 'gateway', 'src', 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(1);
+      expect(stderr.trim().split('\n').at(-1)).toBe(`PORT ${port} on 127.0.0.1 is already in use (another gateway?): stop it or set PORT to a free port`);
+      expect(stderr).not.toContain('    at ');
+    } finally {
+      held.close();
+    }
+  }, 60_000);
 });

@@ -11,7 +11,9 @@ async function main(): Promise<void> {
   // Before the app, whose start waits for Redis: live at once, so a probe does not restart it meanwhile.
   const ops = await openOpsPort('gateway', config);
   const app = await createGateway(config, ops);
-  await app.listen(config.port, config.host);
+  await app.listen(config.port, config.host).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'EADDRINUSE' ? new PortInUseError(`PORT ${config.port} on ${config.host} is already in use (another gateway?): stop it or set PORT to a free port`) : error;
+  });
   // Past the grace period and the bounded closes after it, a stopping process exits regardless.
   exitIfShutdownHangs(config.shutdownGraceMs + 30_000);
   console.log(`gateway listening on ${await app.getUrl()}`);
@@ -20,7 +22,10 @@ async function main(): Promise<void> {
   }
 }
 
+/** Said in one line: the operator's to fix, not a fault of the code. */
+class PortInUseError extends Error {}
+
 main().catch((error: unknown) => {
-  console.error(error);
+  console.error(error instanceof PortInUseError ? error.message : error);
   process.exit(1);
 });

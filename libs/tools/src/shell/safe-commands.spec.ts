@@ -126,7 +126,7 @@ describe('safeCommandsInEffect', () => {
 
   it('throws naming the entry and the global source', () => {
     expect(() => safeCommandsInEffect({ global: ['cat', 'bash'] })).toThrow(
-      'invalid entry in the global safe commands: safe command "bash" cannot be safe: `bash` runs other commands',
+      'invalid entry in the global safe commands (PARLEY_SAFE_COMMANDS): safe command "bash" cannot be safe: `bash` runs other commands',
     );
   });
 

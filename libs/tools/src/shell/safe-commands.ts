@@ -93,7 +93,7 @@ function describeSource(source: SafeCommandSource): string {
     return 'the default safe commands';
   }
   if (source === 'global') {
-    return 'the global safe commands';
+    return 'the global safe commands (PARLEY_SAFE_COMMANDS)';
   }
   return `the safe_commands of agent "${source.slice('agent:'.length)}"`;
 }
