@@ -29,4 +29,20 @@ describe('loadConfig', () => {
     }
     expect(loadConfig({ REDIS_URL: 'rediss://user:pw@cache.internal:6380/2' }).redisUrl).toBe('rediss://user:pw@cache.internal:6380/2');
   });
+
+  it('says a number variable must be a whole number, and a port variable what it takes', () => {
+    const issuesOf = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        return (error as { details: { issues: unknown[] } }).details.issues;
+      }
+      throw new Error('expected the configuration to be refused');
+    };
+    expect(issuesOf({ PORT: 'abc' })).toEqual([{ field: 'PORT', reason: 'must be a whole number' }]);
+    expect(issuesOf({ PARLEY_LEASE_MS: '1.5' })).toEqual([{ field: 'PARLEY_LEASE_MS', reason: 'must be a whole number' }]);
+    expect(issuesOf({ PARLEY_OPS_PORT: '-1' })).toEqual([{ field: 'PARLEY_OPS_PORT', reason: 'must be a port from 0 to 65535, or off' }]);
+    expect(issuesOf({ PARLEY_OPS_PORT: 'of' })).toEqual([{ field: 'PARLEY_OPS_PORT', reason: 'must be a port from 0 to 65535, or off' }]);
+    expect(loadConfig({ PARLEY_OPS_PORT: 'off' }).opsPort).toBe('off');
+  });
 });

@@ -7,6 +7,11 @@ const DEV_SECRET = 'parley-dev-secret-change-me';
 /** One Redis Cluster node: host (or [IPv6]) and port 1–65535. */
 const CLUSTER_NODE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])$/;
 
+/** An integer variable: "abc" or "1.5" is "must be a whole number", not a number parser's NaN. */
+const wholeNumber = () => z.coerce.number({ error: (issue) => (issue.code === 'invalid_type' ? 'must be a whole number' : undefined) }).int({ error: 'must be a whole number' });
+
+const OPS_PORT_RULE = 'must be a port from 0 to 65535, or off';
+
 /** Every environment variable Parley reads, declared and validated in one place. */
 const EnvSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
@@ -17,7 +22,7 @@ const EnvSchema = z.object({
       .pipe(z.array(z.string().regex(CLUSTER_NODE, 'must be host:port with a port from 1 to 65535')).min(1).max(64))
       .optional(),
   /** Gateway: how long a request's Redis command may go unanswered (a Redis that stalls, a link that drops packets) before the request is answered 503. */
-  PARLEY_REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
+  PARLEY_REDIS_COMMAND_TIMEOUT_MS: wholeNumber().min(100).max(600_000).default(5000),
   PARLEY_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('parley'),
   PARLEY_JWT_SECRET: z.string().min(16).optional(),
   /** An identity provider's JWKS endpoint (jwks_uri): tokens signed with its public keys are accepted. */
@@ -29,64 +34,69 @@ const EnvSchema = z.object({
   /** The same as a local file, for air-gapped deployments and tests. */
   PARLEY_JWKS_FILE: z.string().optional(),
   /** How long a fetched PARLEY_JWKS_URL key set is used before it is fetched again. */
-  PARLEY_JWKS_CACHE_SECS: z.coerce.number().int().min(1).max(86_400).default(600),
+  PARLEY_JWKS_CACHE_SECS: wholeNumber().min(1).max(86_400).default(600),
   PARLEY_JWT_ISSUER: z.string().optional(),
   PARLEY_JWT_AUDIENCE: z.string().optional(),
-  PARLEY_JWT_CLOCK_SKEW_SECS: z.coerce.number().int().min(0).max(600).default(30),
+  PARLEY_JWT_CLOCK_SKEW_SECS: wholeNumber().min(0).max(600).default(30),
   PARLEY_AGENTS_DIR: z.string().default('agents'),
   PARLEY_HOST: z.string().default('127.0.0.1'),
   /** A gateway on a non-loopback address starts with the public development secret only when this is true. */
   PARLEY_ALLOW_DEV_SECRET: z.enum(['true', 'false']).default('false'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  PARLEY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+  PORT: wholeNumber().min(0).max(65535).default(8080),
+  PARLEY_WORKER_CONCURRENCY: wholeNumber().min(1).max(1000).default(8),
   /** Short enough that a dead worker's run is taken over within ~5 s (lease, then one stalled check). */
-  PARLEY_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(3_000),
+  PARLEY_LEASE_MS: wholeNumber().min(1000).max(600_000).default(3_000),
   /** How often the interaction-service's sweeper looks for runs and interactions whose job was lost. */
-  PARLEY_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  PARLEY_SWEEP_MS: wholeNumber().min(100).max(3_600_000).default(10_000),
   /** Names a loop-worker in its logs and in the `worker` field of the runs it advances. */
   PARLEY_WORKER_ID: z.string().regex(/^[A-Za-z0-9_.:@-]{1,128}$/).optional(),
-  PARLEY_WORKSPACE_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024),
-  PARLEY_WORKSPACE_MAX_BYTES: z.coerce.number().int().min(1).default(5 * 1024 * 1024),
-  PARLEY_RETENTION_SECS: z.coerce.number().int().min(60).default(7 * 24 * 3600),
-  PARLEY_EVENTS_MAXLEN: z.coerce.number().int().min(100).default(100_000),
+  PARLEY_WORKSPACE_MAX_FILE_BYTES: wholeNumber().min(1).default(256 * 1024),
+  PARLEY_WORKSPACE_MAX_BYTES: wholeNumber().min(1).default(5 * 1024 * 1024),
+  PARLEY_RETENTION_SECS: wholeNumber().min(60).default(7 * 24 * 3600),
+  PARLEY_EVENTS_MAXLEN: wholeNumber().min(100).default(100_000),
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
-  PARLEY_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(4),
+  PARLEY_MODEL_MAX_RETRIES: wholeNumber().min(0).max(10).default(4),
   /** Times a step whose model call failed in a way that may pass (overload, rate limit, network) is tried again later. */
-  PARLEY_MODEL_STEP_RETRIES: z.coerce.number().int().min(0).max(50).default(8),
+  PARLEY_MODEL_STEP_RETRIES: wholeNumber().min(0).max(50).default(8),
   /** The first wait before such a step is tried again; doubled each time, up to 60 s. */
-  PARLEY_MODEL_STEP_RETRY_MS: z.coerce.number().int().min(1).max(600_000).default(2_000),
+  PARLEY_MODEL_STEP_RETRY_MS: wholeNumber().min(1).max(600_000).default(2_000),
   /** Comma-separated shell programs (optionally "program subcommand") that need no approval in any agent. */
   PARLEY_SAFE_COMMANDS: z.string().default(''),
-  PARLEY_APPROVAL_CLAIM_SECS: z.coerce.number().int().min(10).max(24 * 3600).default(600),
+  PARLEY_APPROVAL_CLAIM_SECS: wholeNumber().min(10).max(24 * 3600).default(600),
   /** Per-tenant limits, the same for every tenant; 0 turns a limit off. */
-  PARLEY_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().min(0).default(120),
-  PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: z.coerce.number().int().min(0).default(30),
-  PARLEY_LIMIT_CONCURRENT_RUNS: z.coerce.number().int().min(0).default(500),
-  PARLEY_LIMIT_CONCURRENT_RUNS_PER_USER: z.coerce.number().int().min(0).default(100),
-  PARLEY_LIMIT_OPEN_INTERACTIONS: z.coerce.number().int().min(0).default(1000),
-  PARLEY_LIMIT_SOCKETS: z.coerce.number().int().min(0).default(1000),
-  PARLEY_LIMIT_SOCKETS_PER_USER: z.coerce.number().int().min(0).default(50),
-  PARLEY_LIMIT_MESSAGES_PER_MINUTE: z.coerce.number().int().min(0).default(600),
-  PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER: z.coerce.number().int().min(0).default(120),
+  PARLEY_LIMIT_RUNS_PER_MINUTE: wholeNumber().min(0).default(120),
+  PARLEY_LIMIT_RUNS_PER_MINUTE_PER_USER: wholeNumber().min(0).default(30),
+  PARLEY_LIMIT_CONCURRENT_RUNS: wholeNumber().min(0).default(500),
+  PARLEY_LIMIT_CONCURRENT_RUNS_PER_USER: wholeNumber().min(0).default(100),
+  PARLEY_LIMIT_OPEN_INTERACTIONS: wholeNumber().min(0).default(1000),
+  PARLEY_LIMIT_SOCKETS: wholeNumber().min(0).default(1000),
+  PARLEY_LIMIT_SOCKETS_PER_USER: wholeNumber().min(0).default(50),
+  PARLEY_LIMIT_MESSAGES_PER_MINUTE: wholeNumber().min(0).default(600),
+  PARLEY_LIMIT_MESSAGES_PER_MINUTE_PER_USER: wholeNumber().min(0).default(120),
   /** Subscribes one socket may send a minute, after a burst of 10; 0 turns it off. */
-  PARLEY_LIMIT_SUBSCRIBES_PER_MINUTE_PER_SOCKET: z.coerce.number().int().min(0).default(60),
+  PARLEY_LIMIT_SUBSCRIBES_PER_MINUTE_PER_SOCKET: wholeNumber().min(0).default(60),
   /** Webhooks: deliver to private, loopback and link-local addresses too (tests, on-premises receivers). */
   PARLEY_WEBHOOK_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false'),
-  PARLEY_WEBHOOK_MAX_ENDPOINTS: z.coerce.number().int().min(1).max(1000).default(20),
-  PARLEY_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(25).default(8),
-  PARLEY_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(15_000),
-  PARLEY_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
-  PARLEY_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(16),
-  PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(4),
-  PARLEY_WEBHOOK_PAUSE_AFTER: z.coerce.number().int().min(1).max(1000).default(5),
-  PARLEY_WEBHOOK_PAUSE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
-  PARLEY_WEBHOOK_CLAIM_IDLE_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
-  PARLEY_WEBHOOK_ROUTE_TRIES: z.coerce.number().int().min(2).max(1000).default(20),
+  PARLEY_WEBHOOK_MAX_ENDPOINTS: wholeNumber().min(1).max(1000).default(20),
+  PARLEY_WEBHOOK_ATTEMPTS: wholeNumber().min(1).max(25).default(8),
+  PARLEY_WEBHOOK_BACKOFF_MS: wholeNumber().min(10).max(3_600_000).default(15_000),
+  PARLEY_WEBHOOK_TIMEOUT_MS: wholeNumber().min(100).max(60_000).default(10_000),
+  PARLEY_WEBHOOK_CONCURRENCY: wholeNumber().min(1).max(500).default(16),
+  PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY: wholeNumber().min(1).max(500).default(4),
+  PARLEY_WEBHOOK_PAUSE_AFTER: wholeNumber().min(1).max(1000).default(5),
+  PARLEY_WEBHOOK_PAUSE_MS: wholeNumber().min(10).max(3_600_000).default(30_000),
+  PARLEY_WEBHOOK_CLAIM_IDLE_MS: wholeNumber().min(100).max(3_600_000).default(60_000),
+  PARLEY_WEBHOOK_ROUTE_TRIES: wholeNumber().min(2).max(1000).default(20),
   /** How long a stopping loop-worker lets running steps finish before it hands their runs back. */
-  PARLEY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  PARLEY_SHUTDOWN_GRACE_MS: wholeNumber().min(0).max(600_000).default(10_000),
   /** Port of the service's operations server (/health/live, /health/ready, /metrics); "off" turns it off. */
-  PARLEY_OPS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional(),
+  PARLEY_OPS_PORT: z
+    .string()
+    .regex(/^(off|\d{1,5})$/, OPS_PORT_RULE)
+    .transform((value) => (value === 'off' ? ('off' as const) : Number(value)))
+    .refine((port) => port === 'off' || port <= 65535, OPS_PORT_RULE)
+    .optional(),
   /** Address the operations server listens on; default PARLEY_HOST. */
   PARLEY_OPS_HOST: z.string().optional(),
   /** A bearer token /metrics requires when set (a scraper sends `Authorization: Bearer <token>`). */
