@@ -1,5 +1,6 @@
 import { startFakeAnthropic, systemText, withoutCacheMarkers, type FakeAnthropic, type WireBlock } from '../support/fake-anthropic';
 import { TestStack, writeAgents, type TestClient } from '../support/stack';
+import { waitFor } from '../support/wait-for';
 
 const tools = ['list_files', 'read_file', 'write_file', 'finish', 'ask_user_text', 'ask_user_confirm'];
 const agent = (name: string, maxAsk: number) => ({
@@ -145,6 +146,26 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     // Created queued; handed back after each failed try.
     expect(statuses).toEqual(['queued', 'running', 'queued', 'running', 'queued', 'running', 'finished']);
     expect(fake.violations).toEqual([]);
+  });
+
+  it('puts the step off for as long as the API asks when that is too long to sleep on within the call: the worker is free meanwhile', async () => {
+    fake.setResponder(() => ({ status: 429, retryAfter: 3600 }));
+    const runId = await stack.startRun('asker');
+    const delayed = `${stack.config.prefix}:bull:runs:delayed`;
+    const jobId = await waitFor(async () => (await stack.redis.zrange(delayed, '0', '-1')).find((id) => id.includes(runId)), { message: 'the run job put off' });
+    // One request: the SDK did not sleep an hour on it, holding the worker's slot and the run's stop.
+    expect(fake.requests).toHaveLength(1);
+    expect(Number(await stack.redis.hget(`${stack.config.prefix}:bull:runs:${jobId}`, 'delay'))).toBeGreaterThan(3_500_000);
+    expect((await stack.http<any>('GET', `/v1/runs/${runId}`)).body.run.status).toBe('queued');
+    expect((await stack.http('POST', `/v1/runs/${runId}/stop`)).status).toBe(200);
+  });
+
+  it('sums up a run that ends on a reply without a call by its text, bounded as a finish summary', async () => {
+    fake.setResponder(() => ({ text: 'é'.repeat(600_000) }));
+    const runId = await stack.startRun('asker');
+    const done = await stack.waitForStatus(runId, 'finished');
+    expect(done.run.summary).toBe('é'.repeat(2000));
+    expect(Buffer.byteLength((await stack.redis.hget(`${stack.config.prefix}:{t:acme}:run:${runId}`, 'summary')) ?? '')).toBe(4000);
   });
 
   it('runs no call of a turn cut off at max_tokens, tells the model so, and does not end on a cut-off reply', async () => {

@@ -126,6 +126,27 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
     expect(fake.calls.map((call) => call.status)).toEqual([429, 200]);
   });
 
+  it('does not sleep on a retry-after too long for one call: it fails retryable with the wait, for the step to be put off', async () => {
+    const { fake, adapter } = await setup({ responder: () => ({ status: 429, retryAfter: 3600 }) });
+    const started = Date.now();
+
+    const error = await adapter.complete(ask('hi')).catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ kind: 'rate_limited', retryable: true, status: 429, retryAfterMs: 3_600_000 });
+    expect((error as ModelError).message).toMatch(/asked to wait 3600 s/);
+    expect(fake.requests).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("keeps the API's retry-after of the last try, when the SDK's retries are spent", async () => {
+    const { fake, adapter } = await setup({ responder: () => ({ status: 529, retryAfterMs: 5 }) }, { maxRetries: 1 });
+
+    const error = await adapter.complete(ask('hi')).catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ kind: 'overloaded', retryable: true, status: 529, retryAfterMs: 5 });
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it('gives up after maxRetries on repeated 500s with a retryable ModelError', async () => {
     const { fake, adapter } = await setup({ responder: () => ({ status: 500 }) }, { maxRetries: 3 });
 

@@ -5,6 +5,14 @@ import type { ModelAdapter, ModelMessage, ModelRequest, ModelToolCall, ModelTurn
 
 export const DEFAULT_MODEL_MAX_RETRIES = 4;
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+/**
+ * The longest retry-after the SDK may sleep on within one call. A longer one ends the call, retryable
+ * with the wait, so that the step is put off for it (`retryAfterMs`) instead of holding a worker's
+ * slot, and its run's stop, for as long as the API says (an hour is allowed).
+ */
+export const LONGEST_SDK_RETRY_WAIT_MS = 10_000;
+/** Set by {@link boundRetryWaits} on an answer whose wait was too long for the SDK: the wait, in ms. */
+const LONG_WAIT_HEADER = 'x-parley-retry-after-ms';
 
 export interface AnthropicAdapterOptions {
   apiKey: string;
@@ -36,6 +44,7 @@ export class AnthropicModelAdapter implements ModelAdapter {
       baseURL: options.baseURL ?? 'https://api.anthropic.com',
       maxRetries: options.maxRetries ?? DEFAULT_MODEL_MAX_RETRIES,
       timeout: this.timeoutMs,
+      fetch: boundRetryWaits(globalThis.fetch),
     });
   }
 
@@ -188,23 +197,64 @@ function toModelError(error: unknown, signal: AbortSignal | undefined): ModelErr
 
 function fromApiError(error: APIError): ModelError {
   const status = error.status;
-  const message = `model API error${status === undefined ? '' : ` ${status}`}: ${error.apiMessage ?? error.message}`;
+  let message = `model API error${status === undefined ? '' : ` ${status}`}: ${error.apiMessage ?? error.message}`;
   if (status === undefined) {
     // An `error` event inside a 200 stream: only its type tells what happened.
     const kind = error.type === null ? undefined : STREAM_ERROR_KINDS[error.type];
     return new ModelError(message, { kind: kind ?? 'rejected', retryable: kind !== undefined, cause: error });
   }
-  const shouldRetry = error.headers?.get('x-should-retry');
+  // A wait too long for the SDK to sleep on (boundRetryWaits): retryable, once it has passed.
+  const longWait = Number(error.headers?.get(LONG_WAIT_HEADER) ?? NaN);
+  const shouldRetry = Number.isFinite(longWait) ? 'true' : error.headers?.get('x-should-retry');
+  const waitMs = Number.isFinite(longWait) ? longWait : error.headers && retryAfterMs(error.headers);
+  const known = { status, cause: error, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) };
+  if (Number.isFinite(longWait)) {
+    message += ` (asked to wait ${Math.round(longWait / 1000)} s)`;
+  }
   if (status === 429) {
-    return new ModelError(message, { kind: 'rate_limited', retryable: shouldRetry !== 'false', status, cause: error });
+    return new ModelError(message, { kind: 'rate_limited', retryable: shouldRetry !== 'false', ...known });
   }
   if (status === 529) {
-    return new ModelError(message, { kind: 'overloaded', retryable: shouldRetry !== 'false', status, cause: error });
+    return new ModelError(message, { kind: 'overloaded', retryable: shouldRetry !== 'false', ...known });
   }
   if (status >= 500 || status === 408 || status === 409) {
-    return new ModelError(message, { kind: 'server', retryable: shouldRetry !== 'false', status, cause: error });
+    return new ModelError(message, { kind: 'server', retryable: shouldRetry !== 'false', ...known });
   }
-  return new ModelError(message, { kind: 'rejected', retryable: shouldRetry === 'true', status, cause: error });
+  return new ModelError(message, { kind: 'rejected', retryable: shouldRetry === 'true', ...known });
+}
+
+/**
+ * The SDK sleeps on any retry-after up to 2^31 ms before its next try. An error answer asking for
+ * more than LONGEST_SDK_RETRY_WAIT_MS is marked not to be retried by it (`x-should-retry: false`),
+ * with the wait in LONG_WAIT_HEADER for fromApiError.
+ */
+function boundRetryWaits(fetchImpl: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const response = await fetchImpl(input, init);
+    const waitMs = response.status >= 400 ? retryAfterMs(response.headers) : undefined;
+    if (waitMs === undefined || waitMs <= LONGEST_SDK_RETRY_WAIT_MS) {
+      return response;
+    }
+    const headers = new Headers(response.headers);
+    headers.set('x-should-retry', 'false');
+    headers.set(LONG_WAIT_HEADER, String(Math.ceil(waitMs)));
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  };
+}
+
+/** An answer's retry-after-ms, or retry-after (seconds or an HTTP date), in ms. */
+function retryAfterMs(headers: Headers): number | undefined {
+  const ms = Number(headers.get('retry-after-ms') ?? NaN);
+  if (Number.isFinite(ms)) {
+    return ms;
+  }
+  const value = headers.get('retry-after');
+  if (value === null) {
+    return undefined;
+  }
+  const seconds = Number(value);
+  const waitMs = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(waitMs) ? waitMs : undefined;
 }
 
 const STREAM_ERROR_KINDS: Partial<Record<NonNullable<APIError['type']>, ModelErrorKind>> = {

@@ -20,6 +20,8 @@ export interface ModelErrorOptions {
   cause?: unknown;
   /** Tokens the provider counted before the call failed (a stream cut short is billed too). */
   usage?: ModelUsage;
+  /** How long the provider asked to wait before the next try (its retry-after). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -31,6 +33,7 @@ export class ModelError extends Error {
   readonly kind: ModelErrorKind;
   readonly retryable: boolean;
   readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
   usage: ModelUsage | undefined;
 
   constructor(message: string, options: ModelErrorOptions) {
@@ -39,6 +42,7 @@ export class ModelError extends Error {
     this.kind = options.kind;
     this.retryable = options.retryable;
     this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
     this.usage = options.usage;
   }
 }

@@ -1,4 +1,4 @@
-import { prepareFinish } from './finish.tool';
+import { prepareFinish, summaryOfReply } from './finish.tool';
 
 describe('prepareFinish', () => {
   it('trims the summary', () => {
@@ -19,5 +19,13 @@ describe('prepareFinish', () => {
 
   it('refuses an unknown field, naming it', () => {
     expect(prepareFinish({ summary: 'Done', status: 'partial' })).toEqual({ ok: false, error: 'invalid finish input: status: unknown field' });
+  });
+});
+
+describe('summaryOfReply', () => {
+  it("bounds a reply's text as a finish summary, and gives none for a blank one", () => {
+    expect(summaryOfReply('  All done.\n')).toBe('All done.');
+    expect(summaryOfReply('é'.repeat(600_000))).toBe('é'.repeat(2000));
+    expect(summaryOfReply('   \n ')).toBeUndefined();
   });
 });

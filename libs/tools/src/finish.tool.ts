@@ -11,3 +11,9 @@ export function prepareFinish(input: unknown): PreparedFinish {
   const checked = checkInput('finish', FinishInputSchema, normalised);
   return checked.ok ? { ok: true, summary: checked.value.summary } : checked;
 }
+
+/** The summary of a run that ended on a reply without a call: its text, trimmed and bounded as a `finish` summary is; none when blank. */
+export function summaryOfReply(text: string): string | undefined {
+  const summary = trimAndBound(text, FINISH_SUMMARY_MAX_BYTES) as string;
+  return summary === '' ? undefined : summary;
+}

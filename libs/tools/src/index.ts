@@ -16,7 +16,7 @@ export {
 } from './human-tool.result';
 export { normaliseWorkspacePath } from './workspace.path';
 export { executeWorkspaceTool, type WorkspaceLimits, type WorkspaceToolCall } from './workspace.tools';
-export { prepareFinish, type PreparedFinish } from './finish.tool';
+export { prepareFinish, summaryOfReply, type PreparedFinish } from './finish.tool';
 export type { EffectOutcome, WorkspaceFile, WorkspacePort } from './workspace.port';
 export * from './approvals';
 export { analyseCommandLine, describeCommandKeys, type CommandLineAnalysis, type SimpleCommand } from './shell/command-line';

@@ -4,7 +4,7 @@ import { TERMINAL_STATUSES, type AgentDefinition, type EventDraft, type LogEntry
 import { isModelError } from '@parley/models';
 import { metrics } from '@parley/platform';
 import { LeaseLostError, type AppendResult, type Lease, type RunEnding } from '@parley/store';
-import { toolSpecs } from '@parley/tools';
+import { summaryOfReply, toolSpecs } from '@parley/tools';
 import { buildConversation, type Conversation } from './conversation';
 import { DeltaEmitter } from './delta.emitter';
 import type { AdvanceOutcome, EngineResources } from './engine.resources';
@@ -192,7 +192,8 @@ export class RunEngine {
         continue;
       }
       if (conversation.endedWithoutTools) {
-        return this.end(lease, run, { status: 'finished', reason: 'no_tool_calls', ...(conversation.lastText ? { summary: conversation.lastText } : {}) });
+        const summary = summaryOfReply(conversation.lastText);
+        return this.end(lease, run, { status: 'finished', reason: 'no_tool_calls', ...(summary === undefined ? {} : { summary }) });
       }
       if (conversation.iterations >= agent.limits.max_iterations) {
         return this.end(lease, run, { status: 'finished', reason: 'max_iterations' });
@@ -235,7 +236,9 @@ export class RunEngine {
           const delay = Math.min(LONGEST_MODEL_RETRY_MS, firstDelayMs * 2 ** spent);
           this.resources.logger.warn({ runId: lease.runId, tenant: lease.tenant, err: error.message, kind: error.kind, tries: spent + 1 }, 'model call failed; the step is tried again later');
           const handedBack = await this.release(lease, view.run);
-          return handedBack.status === 'released' ? { status: 'retry', retryInMs: Math.round(delay * (0.8 + Math.random() * 0.4)), modelRetry: { turn, count: spent + 1 } } : handedBack;
+          // Never sooner than the API asked (a retry-after too long for the SDK to sleep on).
+          const retryInMs = Math.max(error.retryAfterMs ?? 0, Math.round(delay * (0.8 + Math.random() * 0.4)));
+          return handedBack.status === 'released' ? { status: 'retry', retryInMs, modelRetry: { turn, count: spent + 1 } } : handedBack;
         }
         const tries = error.retryable ? ` (the call was tried ${spent + 1} times)` : '';
         return this.end(lease, run, { status: 'failed', reason: 'model_error', error: `${error.message}${tries}` });
