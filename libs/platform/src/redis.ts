@@ -20,11 +20,11 @@ export interface RedisTarget {
  * Cluster, which follows MOVED/ASK redirections and takes its credentials and TLS from REDIS_URL.
  *
  * Every connection sends the commands of one tick as one write (`BATCHING_CONNECTOR`; a cluster's
- * pub/sub connection excepted, which ioredis opens with options of its own). Only a
- * cluster's command connection also auto-pipelines, so that commands of one tick for one node reach
- * it together: there, commands for many tenants cannot share one explicit pipeline. On a single
- * Redis, ioredis' pipeline per tick cost more CPU than it saved (bench §2 and §7: about 4% of a
- * cycle); many commands at once go as an explicit pipeline instead.
+ * pub/sub connection excepted, which ioredis opens with options of its own). None auto-pipelines:
+ * on a single Redis, ioredis' pipeline per tick cost more CPU than it saved (bench §2 and §7: about
+ * 4% of a cycle); on a cluster, a pipeline that meets a slot being moved is sent again whole to the
+ * importing master (ASKING), where the keys not yet moved read as missing
+ * (test/e2e/cluster-migration.e2e.spec.ts). Many commands at once go as an explicit pipeline.
  *
  * A command connection never sends a script call twice: one whose reply a dropped connection lost
  * fails with a ReplyLostError (the scripts are not all idempotent). Other commands, and blocking
@@ -34,10 +34,9 @@ export function createRedis(url: string, kind?: 'command' | 'blocking', extra?: 
 export function createRedis(target: RedisTarget, kind?: 'command' | 'blocking', extra?: ConnectionOptions): RedisClient;
 export function createRedis(target: string | RedisTarget, kind?: 'command' | 'blocking', extra?: ConnectionOptions): RedisClient;
 export function createRedis(target: string | RedisTarget, kind: 'command' | 'blocking' = 'command', { purpose = kind, ...extra }: ConnectionOptions = {}): RedisClient {
-  const clustered = typeof target !== 'string' && Boolean(target.redisClusterNodes?.length);
   const options: RedisOptions = {
     maxRetriesPerRequest: kind === 'blocking' ? null : 3,
-    enableAutoPipelining: kind === 'command' && clustered,
+    enableAutoPipelining: false,
     lazyConnect: false,
     ...extra,
   };

@@ -4,7 +4,7 @@ import type { RedisClient } from '@parley/platform';
 /*
  * One command over many keys that may sit in different cluster slots (one per tenant), in as few
  * round trips as the connection allows: one pipeline on a single Redis; on a cluster one command
- * per key, which the cluster connection's auto-pipelining sends together per node.
+ * per key, which the connection writes together per node (BATCHING_CONNECTOR, not ioredis' auto-pipelining).
  */
 
 /** HGETALL of each key, in order. */
