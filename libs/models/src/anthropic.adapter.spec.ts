@@ -138,6 +138,15 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('leaves a refusal refused, however long its retry-after', async () => {
+    const { fake, adapter } = await setup({ responder: () => ({ status: 400, retryAfter: 3600 }) });
+
+    const error = await adapter.complete(ask('hi')).catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ kind: 'rejected', retryable: false, status: 400 });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("keeps the API's retry-after of the last try, when the SDK's retries are spent", async () => {
     const { fake, adapter } = await setup({ responder: () => ({ status: 529, retryAfterMs: 5 }) }, { maxRetries: 1 });
 

@@ -10,7 +10,7 @@ const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
  * with the wait, so that the step is put off for it (`retryAfterMs`) instead of holding a worker's
  * slot, and its run's stop, for as long as the API says (an hour is allowed).
  */
-export const LONGEST_SDK_RETRY_WAIT_MS = 10_000;
+const LONGEST_SDK_RETRY_WAIT_MS = 10_000;
 /** Set by {@link boundRetryWaits} on an answer whose wait was too long for the SDK: the wait, in ms. */
 const LONG_WAIT_HEADER = 'x-parley-retry-after-ms';
 
@@ -203,9 +203,10 @@ function fromApiError(error: APIError): ModelError {
     const kind = error.type === null ? undefined : STREAM_ERROR_KINDS[error.type];
     return new ModelError(message, { kind: kind ?? 'rejected', retryable: kind !== undefined, cause: error });
   }
-  // A wait too long for the SDK to sleep on (boundRetryWaits): retryable, once it has passed.
+  // A wait too long for the SDK to sleep on (boundRetryWaits): its `x-should-retry: false` is ours,
+  // and the call may pass once the wait is over.
   const longWait = Number(error.headers?.get(LONG_WAIT_HEADER) ?? NaN);
-  const shouldRetry = Number.isFinite(longWait) ? 'true' : error.headers?.get('x-should-retry');
+  const shouldRetry = Number.isFinite(longWait) ? null : error.headers?.get('x-should-retry');
   const waitMs = Number.isFinite(longWait) ? longWait : error.headers && retryAfterMs(error.headers);
   const known = { status, cause: error, ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }) };
   if (Number.isFinite(longWait)) {
@@ -217,7 +218,7 @@ function fromApiError(error: APIError): ModelError {
   if (status === 529) {
     return new ModelError(message, { kind: 'overloaded', retryable: shouldRetry !== 'false', ...known });
   }
-  if (status >= 500 || status === 408 || status === 409) {
+  if (retriedBySdk(status)) {
     return new ModelError(message, { kind: 'server', retryable: shouldRetry !== 'false', ...known });
   }
   return new ModelError(message, { kind: 'rejected', retryable: shouldRetry === 'true', ...known });
@@ -231,7 +232,7 @@ function fromApiError(error: APIError): ModelError {
 function boundRetryWaits(fetchImpl: typeof fetch): typeof fetch {
   return async (input, init) => {
     const response = await fetchImpl(input, init);
-    const waitMs = response.status >= 400 ? retryAfterMs(response.headers) : undefined;
+    const waitMs = retriedBySdk(response.status) ? retryAfterMs(response.headers) : undefined;
     if (waitMs === undefined || waitMs <= LONGEST_SDK_RETRY_WAIT_MS) {
       return response;
     }
@@ -240,6 +241,11 @@ function boundRetryWaits(fetchImpl: typeof fetch): typeof fetch {
     headers.set(LONG_WAIT_HEADER, String(Math.ceil(waitMs)));
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   };
+}
+
+/** The statuses the SDK retries (and fromApiError calls retryable). */
+function retriedBySdk(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 /** An answer's retry-after-ms, or retry-after (seconds or an HTTP date), in ms. */
