@@ -12,6 +12,13 @@ const RETRY_MS = 1000;
  * host clock that may be off by any amount.
  */
 const MAX_ROUND_TRIP_MS = 50;
+/**
+ * A new measurement may place Redis's clock a little earlier than the one before it did (each is
+ * only within half its round trip; the host clock read before the first is whole ms). Readings hold
+ * still rather than step back by up to this much, so what one process stamps in order stays in
+ * order. A bigger step is a correction (the host's clock was off) and is taken.
+ */
+const MAX_HOLD_MS = 1000;
 
 /**
  * This process's reading of Redis's clock: Redis's `TIME`, measured at each (re)connect and again
@@ -26,6 +33,7 @@ export class RedisClock {
   private anchor?: { redisMs: number; at: number; roundTrip: number };
   private triedAt = Number.NEGATIVE_INFINITY;
   private measuring = false;
+  private lastMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly redis: RedisClient) {
     redis.on('ready', () => this.measure());
@@ -38,11 +46,19 @@ export class RedisClock {
     if ((!this.anchor || at - this.anchor.at > RESYNC_MS) && at - this.triedAt >= RETRY_MS) {
       this.measure();
     }
-    return this.anchor ? this.anchor.redisMs + (at - this.anchor.at) : Date.now();
+    return this.neverBack(this.anchor ? this.anchor.redisMs + (at - this.anchor.at) : Date.now());
   }
 
   now(): Date {
     return new Date(this.nowMs());
+  }
+
+  private neverBack(ms: number): number {
+    if (ms < this.lastMs && this.lastMs - ms <= MAX_HOLD_MS) {
+      return this.lastMs;
+    }
+    this.lastMs = ms;
+    return ms;
   }
 
   private measure(): void {
