@@ -148,6 +148,19 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.violations).toEqual([]);
   });
 
+  it('gives up a model call still streaming when a stop is asked: the run ends cancelled without waiting for the reply', async () => {
+    // A reply that would take about two minutes to stream.
+    fake.setResponder(() => ({ text: 'x'.repeat(500), chunkSize: 1, chunkDelayMs: 250 }));
+    const runId = await stack.startRun('asker');
+    await client.waitForEvent((e) => e.runId === runId && e.type === 'message.delta', 'the reply streaming');
+    expect((await stack.http('POST', `/v1/runs/${runId}/stop`)).status).toBe(200);
+    const stopped = await stack.waitForStatus(runId, 'cancelled');
+    expect(stopped.run.endReason).toBe('cancelled');
+    // Nothing of the reply was recorded, and the model was not asked again.
+    expect(client.events.filter((e) => e.runId === runId && e.type === 'message')).toEqual([]);
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('puts the step off for as long as the API asks when that is too long to sleep on within the call: the worker is free meanwhile', async () => {
     fake.setResponder(() => ({ status: 429, retryAfter: 3600 }));
     const runId = await stack.startRun('asker');

@@ -85,7 +85,7 @@ describe('leases on Redis’s clock', () => {
     expect(await leaseLeftMs(run)).toBeGreaterThan(LEASE_MS / 2);
 
     // Every step that extends the lease extends it from Redis's now, however far behind the caller is.
-    expect(await store.runs.renew(held)).toBe(true);
+    expect(await store.runs.renew(held)).toBe('held');
     expect(await leaseLeftMs(run)).toBeGreaterThan(LEASE_MS / 2);
     expect(await store.runs.append(held, { type: 'task', text: 'more', at: new Date().toISOString() })).toMatchObject({ status: 'ok' });
     expect(await leaseLeftMs(run)).toBeGreaterThan(LEASE_MS / 2);

@@ -5,7 +5,7 @@ import { listRuns, type RunListFilter, type RunPage } from './run.listing';
 import { toRun } from './run.hash';
 import { eventArgs, type StoreContext } from './store.context';
 import { LeaseLostError } from './lease.errors';
-import type { AcquireResult, AppendResult, CancelResult, EndResult, Lease, NewRun, ParentWake, ParkResult, RunEnding } from './run.types';
+import type { AcquireResult, AppendResult, CancelResult, EndResult, Lease, NewRun, ParentWake, ParkResult, RenewResult, RunEnding } from './run.types';
 
 export class RunRepository {
   constructor(private readonly ctx: StoreContext) {}
@@ -126,13 +126,13 @@ export class RunRepository {
     }
   }
 
-  async renew(lease: Lease): Promise<boolean> {
+  async renew(lease: Lease): Promise<RenewResult> {
     const renewed = await this.ctx.scripts.run(
       'renewLease',
       [this.ctx.keys.run(lease.tenant, lease.runId)],
       [lease.token, this.ctx.options.leaseMs],
     );
-    return renewed === 1;
+    return renewed === 1 ? 'held' : renewed === 2 ? 'stop_requested' : 'lost';
   }
 
   /** Gives the run back (status queued, no lease) while `lease` still holds it; false when it no longer did. */

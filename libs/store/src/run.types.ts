@@ -18,6 +18,8 @@ export type AcquireResult =
   | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] }
   | { status: 'busy'; retryInMs: number }
   | { status: 'idle'; runStatus: string; parentRunId?: string };
+/** A renewed lease says whether a stop was asked meanwhile: its holder gives up what it waits on (a model call) and ends the run. */
+export type RenewResult = 'held' | 'stop_requested' | 'lost';
 /** `previousSha1`: the SHA-1 (hex) of the log entry before the appended ones as stored (null: the log was empty, or nothing was appended). */
 export type AppendResult =
   | { status: 'ok'; length: number; previousSha1: string | null }

@@ -212,8 +212,8 @@ describe('create and acquire', () => {
     expect(second.status === 'busy' && second.retryInMs > 0 && second.retryInMs <= 2000).toBe(true);
     expect((await runHash(store, run)).lease).toBe('token-a');
 
-    expect(await store.runs.renew(first)).toBe(true);
-    expect(await store.runs.renew({ ...first, token: 'token-b' })).toBe(false);
+    expect(await store.runs.renew(first)).toBe('held');
+    expect(await store.runs.renew({ ...first, token: 'token-b' })).toBe('lost');
     // The failed acquire changed nothing and emitted nothing.
     expect((await events(store)).map((e) => e.type)).toEqual(['run.created', 'run.status', 'run.status']);
   });
@@ -249,7 +249,11 @@ describe('create and acquire', () => {
     const store = makeStore();
     const run = await newRun(store);
     const lease = await acquire(store, run, 'token-a');
+    expect(await store.runs.renew(lease)).toBe('held');
     expect(await store.runs.cancel(run, BOB, null)).toEqual({ status: 'requested' });
+    // Its heartbeat hears of it too (the holder gives up a model call it waits on).
+    expect(await store.runs.renew(lease)).toBe('stop_requested');
+    expect(await store.runs.renew({ ...lease, token: 'token-b' })).toBe('lost');
     expect(await store.runs.release({ ...lease, token: 'token-b' })).toBe('lost');
     expect(await store.runs.release(lease)).toBe('cancelled');
     expect(await runHash(store, run)).toMatchObject({ status: 'running', lease: 'token-a', cancel: '1' });
@@ -319,7 +323,7 @@ describe('fencing', () => {
     expect(await store.runs.append(stale, entry, [{ type: 'message', data: { text: 'stale thoughts' } }])).toEqual({ status: 'lost' });
     expect(await store.runs.park(stale, 'question', randomUUID())).toEqual({ status: 'lost' });
     expect(await store.runs.end(stale, { status: 'finished', reason: 'finish' })).toEqual({ status: 'lost' });
-    expect(await store.runs.renew(stale)).toBe(false);
+    expect(await store.runs.renew(stale)).toBe('lost');
     const workspace = new RedisWorkspace(store.ctx, stale, 1024);
     await expect(workspace.write('fx-1', 'notes.md', 'stale')).rejects.toBeInstanceOf(LeaseLostError);
     await expect(workspace.delete('fx-2', 'notes.md')).rejects.toThrow(LeaseLostError);

@@ -114,14 +114,14 @@ export class RunEngine {
     if (!agent) {
       return this.end(lease, run, { status: 'failed', reason: 'internal_error', error: agents.whyMissing(run.agent) });
     }
-    // Aborted when the lease is lost or the worker shuts down (a listener, not AbortSignal.any: that
-    // costs a dependent signal per step on the long-lived shutdown signal).
+    // Aborted when the lease is lost, a stop is asked (the reason says which) or the worker shuts down
+    // (a listener, not AbortSignal.any: that costs a dependent signal per step on the shutdown one).
     const abort = new AbortController();
     const onShutdown = (): void => abort.abort();
     shutdown?.addEventListener('abort', onShutdown, { once: true });
     const heartbeat = setInterval(() => {
       store.runs.renew(lease).then(
-        (held) => held || abort.abort(),
+        (renewed) => renewed === 'held' || abort.abort(renewed),
         (error: unknown) => logger.warn({ err: error, runId: lease.runId }, 'lease renewal failed'),
       );
     }, Math.max(250, Math.floor(this.leaseMs / 3)));
@@ -222,8 +222,9 @@ export class RunEngine {
     } catch (error) {
       await deltas.drain();
       if (signal.aborted) {
-        // The turn is dropped unrecorded: whoever advances the run next asks the model again.
-        return shutdown?.aborted ? this.release(lease, view.run) : { status: 'lost' };
+        // The turn is dropped unrecorded: whoever advances the run next asks the model again. A call
+        // given up for a stop ends the run now (release does), not once the call would have returned.
+        return shutdown?.aborted || signal.reason === 'stop_requested' ? this.release(lease, view.run) : { status: 'lost' };
       }
       if (isModelError(error)) {
         // Counted per model call: the turn a call would record is the run's next (`iterations`).
