@@ -201,6 +201,8 @@ export interface FakeToolCall {
 export interface FakeTurn {
   text?: string;
   toolCalls?: FakeToolCall[];
+  /** A text block after the tool calls. */
+  trailingText?: string;
   /** Defaults to `tool_use` when there are tool calls, else `end_turn`. */
   stopReason?: StopReason;
   /** Code points per `text_delta` when streaming (default 8). */
@@ -209,6 +211,8 @@ export interface FakeTurn {
   chunkDelayMs?: number;
   /** Streams the content, then an `error` event in place of message_delta/message_stop. */
   streamError?: { type: string; message?: string };
+  /** Streams the content and message_stop without the message_delta that carries the stop reason. */
+  noStopReason?: boolean;
 }
 
 /** A failed call: an HTTP error status with the API's error body. */
@@ -495,6 +499,9 @@ function buildMessage(reply: FakeTurn, body: MessagesRequestBody, nextId: (prefi
   for (const call of reply.toolCalls ?? []) {
     content.push({ type: 'tool_use', id: call.id ?? nextId('toolu'), name: call.name, input: call.input ?? {}, caller: { type: 'direct' } });
   }
+  if (reply.trailingText) {
+    content.push({ type: 'text', text: reply.trailingText, citations: null });
+  }
   const hasToolCalls = (reply.toolCalls ?? []).length > 0;
   return {
     id: nextId('msg'),
@@ -584,7 +591,7 @@ async function streamMessage(res: ServerResponse, message: Message, reply: FakeT
     },
     { type: 'message_stop' },
   ];
-  for (const event of closing) {
+  for (const event of reply.noStopReason ? closing.slice(1) : closing) {
     if (!(await send(event))) {
       return;
     }

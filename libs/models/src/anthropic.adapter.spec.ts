@@ -254,6 +254,21 @@ describe('AnthropicModelAdapter (real SDK against the fake API)', () => {
     await expect(adapter.complete(ask('hi'))).rejects.toMatchObject({ kind: 'timeout', retryable: true });
   });
 
+  it('fails retryable on a stream that never says why the reply stopped, rather than taking what came for the whole reply', async () => {
+    const { adapter } = await setup({ responder: [{ text: 'half a repl', toolCalls: [{ name: 'read_file', input: { path: 'a' } }], noStopReason: true }] }, { maxRetries: 0 });
+
+    await expect(adapter.complete(ask('hi', { tools: [READ_FILE] }))).rejects.toMatchObject({ kind: 'protocol', retryable: true });
+  });
+
+  it('keeps text blocks on either side of a tool call apart', async () => {
+    const { adapter } = await setup({
+      responder: () => ({ text: 'First I look.', toolCalls: [{ name: 'read_file', input: { path: 'a' } }], trailingText: 'Then I tell you.' }),
+    });
+
+    const turn = await adapter.complete(ask('hi', { tools: [READ_FILE] }));
+    expect(turn.text).toBe('First I look.\n\nThen I tell you.');
+  });
+
   it('rethrows an error of the onTextDelta callback as is', async () => {
     const { adapter } = await setup({ responder: [{ text: 'some streamed text' }] });
     const boom = new Error('listener failed');

@@ -150,11 +150,18 @@ function withCacheBreakpoints(messages: ModelMessage[]): MessageParam[] {
 }
 
 function toTurn(message: Message): ModelTurn {
+  if (message.stop_reason === null) {
+    // No message_delta came: what did may be any part of the reply (a tool input cut mid-way reads
+    // as far as it went), so it is not taken for a whole one.
+    throw new ModelError('model stream ended without a stop reason', { kind: 'protocol', retryable: true });
+  }
   let text = '';
   const toolCalls: ModelToolCall[] = [];
-  for (const block of message.content) {
+  for (const [i, block] of message.content.entries()) {
     if (block.type === 'text') {
-      text += block.text;
+      // Blocks one after the other (citations split them) are one text; a tool call between two is a break.
+      const afterCall = text !== '' && message.content[i - 1]?.type === 'tool_use';
+      text += afterCall ? `\n\n${block.text}` : block.text;
     } else if (block.type === 'tool_use') {
       if (!isRecord(block.input)) {
         throw new ModelError(`tool_use ${block.id} has an input that is not an object`, { kind: 'protocol', retryable: true });
@@ -162,7 +169,7 @@ function toTurn(message: Message): ModelTurn {
       toolCalls.push({ id: block.id, name: block.name, input: block.input });
     }
   }
-  return { text, toolCalls, stopReason: message.stop_reason ?? 'end_turn', usage: usageOf(message) };
+  return { text, toolCalls, stopReason: message.stop_reason, usage: usageOf(message) };
 }
 
 function usageOf(message: Message): ModelUsage {
