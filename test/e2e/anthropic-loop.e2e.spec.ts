@@ -148,6 +148,21 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.violations).toEqual([]);
   });
 
+  it('gives up a try whose stream goes silent for PARLEY_MODEL_TIMEOUT_SECS, and asks again', async () => {
+    // A worker of its own: a short timeout would fail the long streams of the other tests on a loaded host.
+    await stack.stopWorker();
+    await stack.startWorker({ modelTimeoutSecs: 1 });
+    try {
+      fake.setResponder((_body, call) => (call === 0 ? { text: 'and then nothing', chunkSize: 4, chunkDelayMs: 600_000 } : { toolCalls: [{ name: 'finish', input: { summary: 'Done.' } }] }));
+      const runId = await stack.startRun('asker');
+      expect((await stack.waitForStatus(runId, 'finished')).run.summary).toBe('Done.');
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await stack.stopWorker();
+      await stack.startWorker();
+    }
+  });
+
   it('gives up a model call still streaming when a stop is asked: the run ends cancelled without waiting for the reply', async () => {
     // A reply that would take about two minutes to stream.
     fake.setResponder(() => ({ text: 'x'.repeat(500), chunkSize: 1, chunkDelayMs: 250 }));

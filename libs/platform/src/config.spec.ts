@@ -44,5 +44,7 @@ describe('loadConfig', () => {
     expect(issuesOf({ PARLEY_OPS_PORT: '-1' })).toEqual([{ field: 'PARLEY_OPS_PORT', reason: 'must be a port from 0 to 65535, or off' }]);
     expect(issuesOf({ PARLEY_OPS_PORT: 'of' })).toEqual([{ field: 'PARLEY_OPS_PORT', reason: 'must be a port from 0 to 65535, or off' }]);
     expect(loadConfig({ PARLEY_OPS_PORT: 'off' }).opsPort).toBe('off');
+    expect(issuesOf({ PARLEY_MODEL_TIMEOUT_SECS: '0' })).toEqual([{ field: 'PARLEY_MODEL_TIMEOUT_SECS', reason: expect.stringContaining('1') }]);
+    expect([loadConfig({}).modelTimeoutSecs, loadConfig({ PARLEY_MODEL_TIMEOUT_SECS: '90' }).modelTimeoutSecs]).toEqual([600, 90]);
   });
 });

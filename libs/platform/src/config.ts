@@ -57,6 +57,8 @@ const EnvSchema = z.object({
   ANTHROPIC_API_KEY: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().optional(),
   PARLEY_MODEL_MAX_RETRIES: wholeNumber().min(0).max(10).default(4),
+  /** How long one try of a model call may wait for the answer to start, and how long its stream may then go silent. */
+  PARLEY_MODEL_TIMEOUT_SECS: wholeNumber().min(1).max(3600).default(600),
   /** Times a step whose model call failed in a way that may pass (overload, rate limit, network) is tried again later. */
   PARLEY_MODEL_STEP_RETRIES: wholeNumber().min(0).max(50).default(8),
   /** The first wait before such a step is tried again; doubled each time, up to 60 s. */
@@ -153,6 +155,7 @@ export interface ParleyConfig {
   anthropicApiKey?: string;
   anthropicBaseUrl?: string;
   modelMaxRetries: number;
+  modelTimeoutSecs: number;
   /** Times a step whose model call failed retryably is tried again later, before the run fails. */
   modelStepRetries: number;
   /** The first wait before that; doubled each time, up to 60 s. */
@@ -260,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     anthropicApiKey: e.ANTHROPIC_API_KEY || undefined,
     anthropicBaseUrl: e.ANTHROPIC_BASE_URL || undefined,
     modelMaxRetries: e.PARLEY_MODEL_MAX_RETRIES,
+    modelTimeoutSecs: e.PARLEY_MODEL_TIMEOUT_SECS,
     modelStepRetries: e.PARLEY_MODEL_STEP_RETRIES,
     modelStepRetryMs: e.PARLEY_MODEL_STEP_RETRY_MS,
     safeCommands: e.PARLEY_SAFE_COMMANDS.split(',')

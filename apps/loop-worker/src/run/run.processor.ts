@@ -34,7 +34,7 @@ export class RunProcessor extends QueueProcessor<RunJob> {
     // A dead worker's job is back in the queue within the lease and two stalled checks (the default
     // takeoverOptions), by which time its run lease has run out too.
     super(QUEUES.runs, config, { prefix: store.ctx.keys.bullPrefix(), concurrency: config.workerConcurrency });
-    const env = { anthropicApiKey: config.anthropicApiKey, anthropicBaseUrl: config.anthropicBaseUrl, maxRetries: config.modelMaxRetries };
+    const env = { anthropicApiKey: config.anthropicApiKey, anthropicBaseUrl: config.anthropicBaseUrl, maxRetries: config.modelMaxRetries, timeoutMs: config.modelTimeoutSecs * 1000 };
     this.resources = {
       store,
       queues,
