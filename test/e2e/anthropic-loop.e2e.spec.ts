@@ -121,7 +121,7 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     const runId = await stack.startRun('asker');
     const failed = await stack.waitForStatus(runId, 'failed');
     expect(failed.run.endReason).toBe('model_error');
-    expect(failed.run.error).toMatch(/tried 3 times/);
+    expect(failed.run.error).toMatch(/its step was tried 3 times/);
     // 3 calls (the SDK's 2 retries) in each of 3 tries of the step (2 step retries).
     expect(fake.requests).toHaveLength(9);
   });
@@ -233,6 +233,7 @@ describe('the loop against the Anthropic Messages API (real SDK, local server)',
     expect(fake.requests).toHaveLength(1);
     const log = await stack.log(runId);
     expect(log.filter((e) => e.type === 'tool_result')).toEqual([expect.objectContaining({ isError: true, content: expect.stringContaining('refusal') })]);
+    expect(JSON.stringify(log)).not.toContain('cut off');
 
     // A reply cut off by a full context window: asking again could only fail the same way.
     const full = await stack.startRun('asker');

@@ -12,7 +12,11 @@ export const HOPELESS_STOPS: Record<string, string | undefined> = {
  * runs), with their events added to `events`.
  */
 export function withCallsRefused(turn: Extract<LogEntry, { type: 'assistant' }>, events: EventDraft[], why: string): LogEntry[] {
-  const result = errorResult(`your reply was cut off (stop reason: ${why}) before this call was complete, so no call of that reply ran: send them again, in smaller pieces`);
+  const result = errorResult(
+    why === 'max_tokens'
+      ? `your reply was cut off (stop reason: ${why}) before this call was complete, so no call of that reply ran: send them again, in smaller pieces`
+      : `your reply ended with stop reason ${why}, so no call of that reply ran`,
+  );
   const entries: LogEntry[] = [turn];
   for (const { toolUseId, effectId, name } of turn.toolCalls) {
     entries.push({ type: 'tool_result', toolUseId, effectId, name, content: result.content, isError: true, at: turn.at });

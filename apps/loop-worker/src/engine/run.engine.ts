@@ -241,7 +241,7 @@ export class RunEngine {
           const retryInMs = Math.max(error.retryAfterMs ?? 0, Math.round(delay * (0.8 + Math.random() * 0.4)));
           return handedBack.status === 'released' ? { status: 'retry', retryInMs, modelRetry: { turn, count: spent + 1 } } : handedBack;
         }
-        const tries = error.retryable ? ` (the call was tried ${spent + 1} times)` : '';
+        const tries = error.retryable ? ` (its step was tried ${spent + 1} times)` : '';
         return this.end(lease, run, { status: 'failed', reason: 'model_error', error: `${error.message}${tries}` });
       }
       throw error;
