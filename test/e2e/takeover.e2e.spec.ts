@@ -85,6 +85,11 @@ describe('worker takeover across processes (default lease)', () => {
       const taker = (await h.runHash(runId)).worker;
       h.report(`kill -9 of ${holder} mid-step: ${taker} resumed run ${runId} after ${takeoverMs} ms (default lease, PARLEY_LEASE_MS unset)`);
       expect(taker).not.toBe(holder);
+      // The taker's log says whose run it took over.
+      await h.workerById(taker).waitForLine((line) => line.includes(runId) && line.includes('run taken over: the lease'));
+      expect(h.workerById(taker).jsonLines(0).filter((line) => line.runId === runId && line.from !== undefined)).toEqual([
+        expect.objectContaining({ level: 40, from: holder, worker: taker, msg: 'run taken over: the lease of the worker that held it ran out' }),
+      ]);
       expect(again.idempotencyKey).toBe(first.idempotencyKey);
       // The configured bound is ~4 s (3 s lease, then the stalled checks); the margin absorbs a loaded machine.
       expect(takeoverMs).toBeLessThan(15_000);

@@ -90,6 +90,8 @@ describe('per-tenant limits (Redis-backed, across gateways)', () => {
     expect([a.status, b.status]).toEqual([201, 201]);
     const refused = await start('conc');
     expect(refused).toMatchObject({ status: 429, retryAfter: '30', body: { error: { code: 'rate_limited', details: { limit: 'concurrent_runs', retryAfterSecs: 30 } } } });
+    // The limit, not how many runs the tenant has: whoever starts may be a member, who sees only their own.
+    expect(refused.body.error.message).toBe('tenant conc is at its limit of 2 runs that have not ended');
     expect(await runCount('conc')).toBe(2);
 
     expect((await stack.http('POST', `/v1/runs/${a.body.run.id}/stop`, undefined, token('conc'))).status).toBe(200);

@@ -105,11 +105,11 @@ export class RunRepository {
     const { worker = '', logFrom = -1, jobWake } = options;
     const { keys, args } = this.ctx.prologue(tenant, runId, owner);
     const k = this.ctx.keys;
-    const [status, detail, third, logLines] = (await this.ctx.scripts.run(
+    const [status, detail, third, logLines, takenFrom] = (await this.ctx.scripts.run(
       'acquireLease',
       [...keys, k.run(tenant, runId), k.runInbox(tenant, runId), k.runMessages(tenant, runId), k.runLog(tenant, runId)],
       [...args, token, this.ctx.options.leaseMs, worker, logFrom, jobWake ?? ''],
-    )) as [string, string | string[], (string | number)?, string[]?];
+    )) as [string, string | string[], (string | number)?, string[]?, string?];
     switch (status) {
       case 'acquired': {
         const pairs = detail as string[];
@@ -117,7 +117,8 @@ export class RunRepository {
         for (let i = 0; i < pairs.length; i += 2) {
           hash[pairs[i]] = pairs[i + 1];
         }
-        return { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0), stopAsked: hash.cancel === '1', logLines: logLines ?? [] };
+        const acquired = { status, run: toRun(tenant, runId, hash), pendingMessages: Number(third ?? 0), stopAsked: hash.cancel === '1', logLines: logLines ?? [] } as const;
+        return takenFrom ? { ...acquired, takenOverFrom: takenFrom } : acquired;
       }
       case 'busy':
         return { status, retryInMs: Number(detail) };

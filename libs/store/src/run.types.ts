@@ -12,10 +12,11 @@ export interface Lease {
 /**
  * `acquired` carries the run as it stands under the new lease, how many messages wait for it,
  * whether a stop was asked before (a run handed back or taken over keeps the flag) and the run's log
- * entries as stored (JSON) from the `logFrom` the acquire was given on; `idle` names a sub-agent's parent.
+ * entries as stored (JSON) from the `logFrom` the acquire was given on, and, when the lease of
+ * another worker ran out (a takeover), that worker's id; `idle` names a sub-agent's parent.
  */
 export type AcquireResult =
-  | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[] }
+  | { status: 'acquired'; run: Run; pendingMessages: number; stopAsked: boolean; logLines: string[]; takenOverFrom?: string }
   | { status: 'busy'; retryInMs: number }
   | { status: 'idle'; runStatus: string; parentRunId?: string };
 /** A renewed lease says whether a stop was asked meanwhile: its holder gives up what it waits on (a model call) and ends the run. */

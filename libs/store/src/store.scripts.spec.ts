@@ -296,6 +296,21 @@ describe('create and acquire', () => {
     expect(await events(store)).toEqual(before);
   });
 
+  it('says whose lease ran out when it takes a run over, and nothing when no one held the run', async () => {
+    const store = makeStore({ leaseMs: 200 });
+    const run = await newRun(store);
+    const first = await store.runs.acquire(run.tenant, run.runId, run.owner, 'token-a', { worker: 'worker-a' });
+    expect(first.status === 'acquired' && first).not.toHaveProperty('takenOverFrom');
+    const taken = await waitFor(
+      async () => {
+        const result = await store.runs.acquire(run.tenant, run.runId, run.owner, 'token-b', { worker: 'worker-b' });
+        return result.status === 'acquired' ? result : undefined;
+      },
+      { timeoutMs: 5000, intervalMs: 10, message: 'worker-b to take the run over' },
+    );
+    expect(taken).toMatchObject({ takenOverFrom: 'worker-a', run: { status: 'running' } });
+  });
+
   it('a run with nothing to do is idle: waiting, ended or missing', async () => {
     const store = makeStore();
     const { run } = await waitingRun(store);

@@ -43,7 +43,7 @@ export class RunEngine {
     this.dispatcher = new TurnDispatcher(resources);
   }
 
-  /** One step, with a log line naming the run, this worker and how the step ended. */
+  /** One step, with a log line naming the run and how the step ended. */
   async advance(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
     const started = Date.now();
     const outcome = await this.step(job, shutdown);
@@ -63,8 +63,7 @@ export class RunEngine {
 
   /** `shutdown` aborts the model call in flight and hands the run back between two steps. */
   private async step(job: RunJob, shutdown?: AbortSignal): Promise<AdvanceOutcome> {
-    // The lease is the first round trip: the script hands back the run as it stands under it, and
-    // the part of its log this worker lacks.
+    // The lease is the first round trip: it hands back the run under it and the log this worker lacks.
     const token = randomUUID();
     const logFrom = this.resources.logs.readFrom(job.tenant, job.runId);
     const acquired = await this.resources.store.runs.acquire(job.tenant, job.runId, '', token, { worker: this.resources.workerId, logFrom, jobWake: job.wake });
@@ -79,6 +78,9 @@ export class RunEngine {
       return { status: 'idle', runStatus: acquired.runStatus };
     }
     const { run } = acquired;
+    if (acquired.takenOverFrom) {
+      this.resources.logger.warn({ runId: job.runId, tenant: job.tenant, from: acquired.takenOverFrom }, 'run taken over: the lease of the worker that held it ran out');
+    }
     const lease: Lease = { tenant: job.tenant, runId: job.runId, owner: run.owner, token };
     const log = this.resources.logs.forStep(lease);
     try {
@@ -89,11 +91,8 @@ export class RunEngine {
       }
       log.absorb(acquired.logLines, logFrom);
       const nothingWaiting = acquired.pendingMessages === 0;
-      if (run.agentDigest && this.agentsForRun) {
-        const agents = await this.agentsForRun(run);
-        return await new RunEngine({ ...this.resources, agents }, this.leaseMs).hold(lease, { run, log, modelRetry: job.modelRetry }, nothingWaiting, shutdown);
-      }
-      return await this.hold(lease, { run, log, modelRetry: job.modelRetry }, nothingWaiting, shutdown);
+      const engine = run.agentDigest && this.agentsForRun ? new RunEngine({ ...this.resources, agents: await this.agentsForRun(run) }, this.leaseMs) : this;
+      return await engine.hold(lease, { run, log, modelRetry: job.modelRetry }, nothingWaiting, shutdown);
     } catch (error) {
       // Handed back: the job's next attempt takes the run at once, not once the lease runs out, and
       // after its last attempt the run can be marked failed (one held under a live lease is left alone).

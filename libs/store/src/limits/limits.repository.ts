@@ -74,9 +74,10 @@ export class LimitsRepository {
       case 'user_concurrent_runs':
         throw new RateLimitedError('user_concurrent_runs', BUSY_RETRY_AFTER_SECS, `${owner} has ${value ?? '?'} runs that have not ended (limit per user ${limits.userConcurrentRuns})`);
       case 'concurrent_runs':
-        throw new RateLimitedError('concurrent_runs', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} has ${value ?? '?'} runs that have not ended (limit ${limits.concurrentRuns})`);
+        // The tenant's own count is not told: whoever was refused may be a member, who sees only their runs.
+        throw new RateLimitedError('concurrent_runs', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} is at its limit of ${limits.concurrentRuns} runs that have not ended`);
       case 'open_interactions':
-        throw new RateLimitedError('open_interactions', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} has ${value ?? '?'} open interactions (limit ${limits.openInteractions})`);
+        throw new RateLimitedError('open_interactions', BUSY_RETRY_AFTER_SECS, `tenant ${tenant} is at its limit of ${limits.openInteractions} open interactions`);
       default:
         throw new Error(`admit-run answered ${String(outcome)}`);
     }

@@ -3,7 +3,8 @@
 -- ARGV[1..7] emit prologue (ARGV[3] owner: '' = read it from the run)  ARGV[8] lease token  ARGV[9] lease length (ms)
 -- ARGV[10] the acquiring worker's id, kept in the run's `worker` field ('' = leave it)
 -- ARGV[11] the first log entry to return (-1 = none)  ARGV[12] the job's wake number ('' = none)
--- Result: {'acquired', run hash as field/value pairs, pending messages, log entries from ARGV[11]}
+-- Result: {'acquired', run hash as field/value pairs, pending messages, log entries from ARGV[11],
+--   the worker whose lease ran out when this is a takeover ('?' if unrecorded; '' when no one held the run)}
 --   | {'busy', ms until the current lease ends}
 --   | {'idle', status, parent run id or ''}
 --   'idle' = nothing to do: the run is waiting (its question is still open), ended, or gone.
@@ -30,6 +31,7 @@ end
 if OWNER == '' then
   OWNER = run[2]
 end
+local takenFrom = status == 'running' and (redis.call('HGET', KEYS[4], 'worker') or '?') or ''
 redis.call('HSET', KEYS[4], 'status', 'running', 'lease', ARGV[8], 'leaseUntil', leaseNowMs + tonumber(ARGV[9]), 'updatedAt', AT_MS)
 if ARGV[10] and ARGV[10] ~= '' then
   redis.call('HSET', KEYS[4], 'worker', ARGV[10])
@@ -41,4 +43,4 @@ if status ~= 'running' then
 end
 local from = tonumber(ARGV[11])
 local log = from >= 0 and redis.call('LRANGE', KEYS[7], from, -1) or {}
-return {'acquired', redis.call('HGETALL', KEYS[4]), redis.call('LLEN', KEYS[6]), log}
+return {'acquired', redis.call('HGETALL', KEYS[4]), redis.call('LLEN', KEYS[6]), log, takenFrom}
