@@ -7,3 +7,4 @@ export * from './ops/ops.server';
 export * from './ops/shutdown.watchdog';
 export * from './nest-logger';
 export * from './net/unanswered';
+export { isNotPrimaryReply } from './net/failover-reconnect';

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { BATCHING_CONNECTOR } from './net/batching.connector';
+import { failoverReconnect } from './net/failover-reconnect';
 import { failUnansweredScripts } from './net/unanswered';
 import { createLogger, type Logger } from './logger';
 
@@ -44,12 +45,15 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
   if (!options.sentinels) {
     options.Connector ??= BATCHING_CONNECTOR;
   }
+  const log = new ConnectionLog(purpose);
   if (typeof target === 'string' || !target.redisClusterNodes?.length) {
+    // A Cluster answers a failover with redirections, which it follows itself.
+    options.reconnectOnError ??= failoverReconnect((error) => log.error(error));
     const redis = new Redis(typeof target === 'string' ? target : target.redisUrl, options);
     if (kind === 'command') {
       failUnansweredScripts(redis);
     }
-    return logConnectionErrors(redis, purpose);
+    return log.watch(redis);
   }
   const { enableAutoPipelining, lazyConnect, ...perNode } = options;
   const cluster = new Cluster(target.redisClusterNodes.map(parseNode), {
@@ -62,8 +66,9 @@ export function createRedis(target: string | RedisTarget, kind: 'command' | 'blo
   if (kind === 'command') {
     cluster.on('+node', (node: Redis) => failUnansweredScripts(node));
   }
-  return logConnectionErrors(cluster, purpose);
+  return log.watch(cluster);
 }
+
 
 /** ioredis' options, and what the connection is for ("store", "event feed"): its log lines name it. */
 export type ConnectionOptions = RedisOptions & { purpose?: string };
@@ -76,25 +81,32 @@ const redisLog = (): Logger => (logger ??= createLogger('redis'));
  * several a second while Redis is away): the first of an outage at warn, then the next only once
  * it has lasted another CONNECTION_ERROR_EVERY_MS, and its end.
  */
-function logConnectionErrors<T extends RedisClient>(client: T, connection: string): T {
-  let failingSince: number | undefined;
-  let lastLogged = 0;
-  client.on('error', (error: Error) => {
+class ConnectionLog {
+  private failingSince?: number;
+  private lastLogged = 0;
+
+  constructor(private readonly connection: string) {}
+
+  watch<T extends RedisClient>(client: T): T {
+    client.on('error', (error: Error) => this.error(error));
+    client.on('ready', () => {
+      if (this.failingSince !== undefined) {
+        redisLog().info({ msg: 'Redis connection back', connection: this.connection, afterMs: Date.now() - this.failingSince });
+        this.failingSince = undefined;
+        this.lastLogged = 0;
+      }
+    });
+    return client;
+  }
+
+  error(error: Error): void {
     const now = Date.now();
-    failingSince ??= now;
-    if (now - lastLogged >= CONNECTION_ERROR_EVERY_MS) {
-      lastLogged = now;
-      redisLog().warn({ msg: 'Redis connection error; reconnecting', connection, err: error.message, failingForMs: now - failingSince });
+    this.failingSince ??= now;
+    if (now - this.lastLogged >= CONNECTION_ERROR_EVERY_MS) {
+      this.lastLogged = now;
+      redisLog().warn({ msg: 'Redis connection error; reconnecting', connection: this.connection, err: error.message, failingForMs: now - this.failingSince });
     }
-  });
-  client.on('ready', () => {
-    if (failingSince !== undefined) {
-      redisLog().info({ msg: 'Redis connection back', connection, afterMs: Date.now() - failingSince });
-      failingSince = undefined;
-      lastLogged = 0;
-    }
-  });
-  return client;
+  }
 }
 
 const CONNECTION_ERROR_EVERY_MS = 10_000;

@@ -1,5 +1,5 @@
 import { isNotConnectionError } from 'bullmq';
-import { mayHaveRun } from '@parley/platform';
+import { isNotPrimaryReply, mayHaveRun } from '@parley/platform';
 
 /** Socket errors of a connection to Redis that is down or going away. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
@@ -11,12 +11,12 @@ const CLIENT_MESSAGES = /^(Connection is closed\.|Stream isn't writeable|Reached
  * ioredis gave up following them. Each passes once the cluster has settled.
  */
 const CLUSTER_MESSAGES =
-  /^(CLUSTERDOWN |TRYAGAIN |MOVED \d+ |ASK \d+ |UNBLOCKED |Too many Cluster redirections|Failed to refresh slots cache|All keys in the pipeline should belong to the same slots allocation group)/;
+  /^(CLUSTERDOWN |TRYAGAIN |MOVED \d+ |ASK \d+ |Too many Cluster redirections|Failed to refresh slots cache|All keys in the pipeline should belong to the same slots allocation group)/;
 
 /**
  * True for an error that says only that Redis is away: the connection refused, reset or closed,
- * ioredis' retries spent, a reply lost or overdue (mayHaveRun), or a Redis Cluster failing over or
- * moving a slot (CLUSTER_MESSAGES). A request gets 503 for it; a
+ * ioredis' retries spent, a reply lost or overdue (mayHaveRun), a failover (isNotPrimaryReply), or a
+ * Redis Cluster failing over or moving a slot (CLUSTER_MESSAGES). A request gets 503 for it; a
  * BullMQ worker reports one for each command it fails during an outage, which the connection
  * already logs (at warn, then every 10 s: createRedis).
  */
@@ -26,5 +26,5 @@ export function isRedisAway(error: unknown): boolean {
     return false;
   }
   const { code, message } = error as Error & { code?: unknown };
-  return mayHaveRun(error) || !isNotConnectionError(error as Error) || (typeof code === 'string' && SOCKET_CODES.has(code)) || CLIENT_MESSAGES.test(message) || CLUSTER_MESSAGES.test(message);
+  return mayHaveRun(error) || !isNotConnectionError(error as Error) || (typeof code === 'string' && SOCKET_CODES.has(code)) || CLIENT_MESSAGES.test(message) || CLUSTER_MESSAGES.test(message) || isNotPrimaryReply(error as Error);
 }
