@@ -191,7 +191,8 @@ describe('per-tenant webhooks', () => {
     const cases: Array<[unknown, string, RegExp]> = [
       [{ url: 'ftp://example.com/x', events: ['run.finished'] }, 'url', /http or https/],
       [{ url: 'https://user:pw@example.com/x', events: ['run.finished'] }, 'url', /credentials/],
-      [{ url: 'not a url', events: ['run.finished'] }, 'url', /absolute URL/],
+      [{ url: 'not-a-url', events: ['run.finished'] }, 'url', /absolute URL/],
+      [{ url: 'https://exa\nmple.com/x', events: ['run.finished'] }, 'url', /control characters/],
       [{ url: `https://example.com/${'a'.repeat(2100)}`, events: ['run.finished'] }, 'url', /2048/],
       [{ url: 'https://example.com/x', events: [] }, 'events', /at least one/],
       [{ url: 'https://example.com/x', events: ['run.exploded'] }, 'events.0', /./],
@@ -282,6 +283,19 @@ describe('per-tenant webhooks', () => {
     const [failed] = await hook.waitFor('run.failed', runId);
     expect(verifiedBy(secret, failed)).toBe(true);
     expect(failed.body.data).toMatchObject({ reason: 'model_error' });
+    await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
+  });
+
+  it('a stopped run reaches run.cancelled endpoints, naming who stopped it', async () => {
+    const hook = await receiver();
+    const { secret, webhook } = await create({ url: hook.url, events: ['run.cancelled'] });
+    const runId = await stack.startRun('asker', 'stop me', member());
+    await stack.waitForQuestion(runId, undefined, member());
+    expect((await stack.http('POST', `/v1/runs/${runId}/stop`, undefined, member())).status).toBe(200);
+    const [cancelled] = await hook.waitFor('run.cancelled', runId);
+    expect(verifiedBy(secret, cancelled)).toBe(true);
+    expect(cancelled.body.data).toMatchObject({ reason: 'cancelled', by: { kind: 'user' } });
+    expect(hook.requests.filter((r) => r.body.runId === runId).map((r) => r.body.type)).toEqual(['run.cancelled']);
     await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin());
   });
 

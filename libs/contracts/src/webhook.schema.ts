@@ -3,7 +3,7 @@ import { queryInt } from './api.schema';
 import { EntityIdSchema, TenantIdSchema } from './ids.schema';
 
 /** The events a tenant can subscribe a webhook endpoint to (names as they appear in the event stream). */
-export const WEBHOOK_EVENT_TYPES = ['interaction.opened', 'interaction.resolved', 'run.finished', 'run.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['interaction.opened', 'interaction.resolved', 'run.finished', 'run.failed', 'run.cancelled'] as const;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
@@ -29,6 +29,10 @@ export const webhookEventId = (tenant: string, seq: number): string => `evt.${te
 
 /** Why a URL's shape is not acceptable, or null. Address checks (private ranges) come on top, with the config. */
 export function webhookUrlProblem(value: string): string | null {
+  // The URL parser drops tabs and newlines, and escapes spaces: the URL called would not be the one shown.
+  if ([...value].some((char) => /\s/.test(char) || char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f)) {
+    return 'must not contain spaces or control characters';
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -60,12 +64,14 @@ export const WebhookUrlSchema = z
     if (problem) {
       ctx.addIssue({ code: 'custom', message: problem });
     }
-  });
+  })
+  // Kept as it will be called ("https:example.com" is https://example.com/).
+  .transform((value) => new URL(value).href);
 
+// A list first: zod would apply the length bounds to a string too, saying so in a second issue.
 const EventsSchema = z
-  .array(WebhookEventTypeSchema)
-  .min(1, 'must name at least one event')
-  .max(WEBHOOK_EVENT_TYPES.length * 2)
+  .array(z.unknown())
+  .pipe(z.array(WebhookEventTypeSchema).min(1, 'must name at least one event').max(WEBHOOK_EVENT_TYPES.length * 2))
   .transform((events) => [...new Set(events)]);
 
 const DescriptionSchema = z.string().trim().max(WEBHOOK_LIMITS.descriptionChars);

@@ -23,12 +23,15 @@ describe('webhook address checks', () => {
     'fc00::abcd',
     '::ffff:127.0.0.1',
     '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '::ffff:0:a9fe:a9fe',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
     'ff02::1',
   ])('%s is private or local', (address) => {
     expect(isPrivateAddress(address)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2001:4860:4860::8888'])('%s is public', (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
 

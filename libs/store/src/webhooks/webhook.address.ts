@@ -26,9 +26,13 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   // The unspecified address, loopback and the deprecated IPv4-compatible form (::127.0.0.1).
   ['::', 96],
+  // IPv4-translated (an IPv4 address behind a translator); IPv4-mapped ones are checked as IPv4.
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
+  // Teredo: an IPv4 host reached through a tunnel.
+  ['2001::', 32],
   ['2001:db8::', 32],
   ['2002::', 16],
   ['fc00::', 7],
