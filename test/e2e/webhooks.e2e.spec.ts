@@ -118,6 +118,7 @@ describe('per-tenant webhooks', () => {
         webhookTimeoutMs: 1_000,
         webhookConcurrency: 4,
         webhookEndpointConcurrency: 2,
+        webhookTenantConcurrency: 3,
         webhookPauseMs: 60_000,
         webhookClaimIdleMs: 400,
         webhookRouteTries: 10,
@@ -447,6 +448,38 @@ describe('per-tenant webhooks', () => {
       for (const id of [h.webhook.id, k.webhook.id]) {
         await stack.http('DELETE', `/v1/webhooks/${id}`, undefined, admin());
       }
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  });
+
+  it("one tenant's receivers that never answer hold at most its share of the senders, and other tenants' deliveries go on", async () => {
+    let open = 0;
+    let mostOpen = 0;
+    const hanging = createServer(() => {
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+    });
+    hanging.on('connection', (socket) => socket.on('close', () => open--));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const healthy = await receiver();
+    // Three endpoints of 2 slots each could hold 6 deliveries at once: more than the 4 senders.
+    const hogs = await Promise.all([1, 2, 3].map((n) => create({ url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks/${n}`, events: ['run.finished'] }, 'hog')));
+    const k = await create({ url: healthy.url, events: ['run.finished'] }, 'globex');
+    try {
+      const memberOf = (tenant: string) => stack.token({ tenant, sub: 'alice', role: 'member' });
+      await Promise.all(Array.from({ length: 4 }, () => stack.startRun('quick', 'x', memberOf('hog'))));
+      await waitFor(() => mostOpen >= 3, { message: "the hog's receivers to hold its three" });
+      const runs = await Promise.all(Array.from({ length: 3 }, () => stack.startRun('quick', 'x', memberOf('globex'))));
+      for (const runId of runs) {
+        await healthy.waitFor('run.finished', runId);
+      }
+      expect(mostOpen).toBe(3);
+    } finally {
+      for (const { webhook } of hogs) {
+        await stack.http('DELETE', `/v1/webhooks/${webhook.id}`, undefined, admin('hog'));
+      }
+      await stack.http('DELETE', `/v1/webhooks/${k.webhook.id}`, undefined, admin('globex'));
       hanging.closeAllConnections();
       await new Promise<void>((resolve) => hanging.close(() => resolve()));
     }

@@ -86,6 +86,8 @@ const EnvSchema = z.object({
   PARLEY_WEBHOOK_TIMEOUT_MS: wholeNumber().min(100).max(60_000).default(10_000),
   PARLEY_WEBHOOK_CONCURRENCY: wholeNumber().min(1).max(500).default(16),
   PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY: wholeNumber().min(1).max(500).default(4),
+  /** Deliveries of one tenant sent at once, across every interaction-service (0: no bound). */
+  PARLEY_WEBHOOK_TENANT_CONCURRENCY: wholeNumber().min(0).max(5000).default(8),
   PARLEY_WEBHOOK_PAUSE_AFTER: wholeNumber().min(1).max(1000).default(5),
   PARLEY_WEBHOOK_PAUSE_MS: wholeNumber().min(10).max(3_600_000).default(30_000),
   PARLEY_WEBHOOK_CLAIM_IDLE_MS: wholeNumber().min(100).max(3_600_000).default(60_000),
@@ -198,6 +200,7 @@ export interface ParleyConfig {
   webhookConcurrency: number;
   /** Deliveries to one endpoint sent at once, across every interaction-service. */
   webhookEndpointConcurrency: number;
+  webhookTenantConcurrency: number;
   /** Failures in a row (no answer, 5xx, 408, 429) after which an endpoint is paused. */
   webhookPauseAfter: number;
   /** The first pause of a failing endpoint; doubled per further failure in a row, up to 32 times this. */
@@ -287,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     webhookTimeoutMs: e.PARLEY_WEBHOOK_TIMEOUT_MS,
     webhookConcurrency: e.PARLEY_WEBHOOK_CONCURRENCY,
     webhookEndpointConcurrency: e.PARLEY_WEBHOOK_ENDPOINT_CONCURRENCY,
+    webhookTenantConcurrency: e.PARLEY_WEBHOOK_TENANT_CONCURRENCY,
     webhookPauseAfter: e.PARLEY_WEBHOOK_PAUSE_AFTER,
     webhookPauseMs: e.PARLEY_WEBHOOK_PAUSE_MS,
     webhookClaimIdleMs: e.PARLEY_WEBHOOK_CLAIM_IDLE_MS,

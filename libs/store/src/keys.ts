@@ -214,6 +214,10 @@ export class RedisKeys {
   webhookInflight(tenant: string, webhookId: string): string {
     return `${this.tenant(tenant)}:webhook:${webhookId}:inflight`;
   }
+  /** The tenant's deliveries being sent now, to any of its endpoints: delivery id scored by when its slot lapses (epoch ms). */
+  webhookTenantInflight(tenant: string): string {
+    return `${this.tenant(tenant)}:webhooks:inflight`;
+  }
   /** An endpoint's deliveries waiting for a slot: delivery id scored by when it last looked (epoch ms). */
   webhookWaiting(tenant: string, webhookId: string): string {
     return `${this.tenant(tenant)}:webhook:${webhookId}:waiting`;

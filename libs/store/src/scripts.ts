@@ -45,8 +45,8 @@ const SCRIPTS = {
   webhookDelete: { file: 'webhook-delete.lua', keys: 5 },
   webhookCreateDelivery: { file: 'webhook-delivery-create.lua', keys: 3 },
   webhookRecordAttempt: { file: 'webhook-delivery-attempt.lua', keys: 2 },
-  webhookSlotTake: { file: 'webhook-slot-take.lua', keys: 3 },
-  webhookSlotGive: { file: 'webhook-slot-give.lua', keys: 2 },
+  webhookSlotTake: { file: 'webhook-slot-take.lua', keys: 4 },
+  webhookSlotGive: { file: 'webhook-slot-give.lua', keys: 3 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

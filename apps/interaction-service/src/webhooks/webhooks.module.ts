@@ -21,6 +21,7 @@ export class WebhooksModule {
           useFactory: (store: ParleyStore) =>
             new WebhookSlots(store.ctx, {
               inFlight: config.webhookEndpointConcurrency,
+              tenantInFlight: config.webhookTenantConcurrency,
               failuresToPause: config.webhookPauseAfter,
               pauseMs: config.webhookPauseMs,
               longestPauseMs: config.webhookPauseMs * 32,

@@ -15,12 +15,13 @@ describe("an endpoint's sending slots", () => {
   beforeEach(() => {
     redis = new Redis(REDIS_URL);
     ctx = new StoreContext(redis, { prefix: `ws-${randomUUID()}`, eventsMaxLen: 100, retentionSecs: 600, leaseMs: 1000 });
-    slots = new WebhookSlots(ctx, { inFlight: 2, failuresToPause: 3, pauseMs: 1_000, longestPauseMs: 4_000, slotLapseMs: 10_000 });
+    slots = new WebhookSlots(ctx, { inFlight: 2, tenantInFlight: 3, failuresToPause: 3, pauseMs: 1_000, longestPauseMs: 4_000, slotLapseMs: 10_000 });
   });
 
   afterEach(async () => {
     jest.restoreAllMocks();
-    await redis.del(ctx.keys.webhookInflight('acme', 'wh'), ctx.keys.webhookHealth('acme', 'wh'), ctx.keys.webhookWaiting('acme', 'wh'));
+    const endpoints = ['wh', 'wh2'].flatMap((id) => [ctx.keys.webhookInflight('acme', id), ctx.keys.webhookHealth('acme', id), ctx.keys.webhookWaiting('acme', id)]);
+    await redis.del(...endpoints, ctx.keys.webhookTenantInflight('acme'), ctx.keys.webhookTenantInflight('globex'), ctx.keys.webhookInflight('globex', 'wh'));
     await redis.quit();
   });
 
@@ -37,6 +38,21 @@ describe("an endpoint's sending slots", () => {
     // Nobody gives d1's and d3's slots back (their senders died): both lapse.
     expect(await slots.take('acme', 'wh', 'd4', T0 + 10_004)).toEqual({ status: 'ok' });
     expect(await slots.take('acme', 'wh', 'd5', T0 + 10_004)).toEqual({ status: 'ok' });
+  });
+
+  it("holds a tenant's deliveries in flight, to all its endpoints, to its bound; another tenant's are not held back", async () => {
+    expect(await slots.take('acme', 'wh', 'd1', T0)).toEqual({ status: 'ok' });
+    expect(await slots.take('acme', 'wh', 'd2', T0)).toEqual({ status: 'ok' });
+    expect(await slots.take('acme', 'wh2', 'e1', T0)).toEqual({ status: 'ok' });
+    // wh2 has room of its own, the tenant has none.
+    expect(await slots.take('acme', 'wh2', 'e2', T0)).toEqual({ status: 'busy', retryInMs: 50 });
+    expect(await slots.take('globex', 'wh', 'g1', T0)).toEqual({ status: 'ok' });
+    // One taken again counts once; one given back, or lapsed, makes room.
+    expect(await slots.take('acme', 'wh2', 'e1', T0 + 1)).toEqual({ status: 'ok' });
+    await slots.give('acme', 'wh', 'd1', true, 80, T0 + 2);
+    expect(await slots.take('acme', 'wh2', 'e2', T0 + 3)).toEqual({ status: 'ok' });
+    expect(await slots.take('acme', 'wh2', 'e3', T0 + 4)).toEqual({ status: 'busy', retryInMs: 50 });
+    expect(await slots.take('acme', 'wh2', 'e3', T0 + 10_004)).toEqual({ status: 'ok' });
   });
 
   it('tells a delivery kept waiting to look again about when its turn could come: later the more are waiting', async () => {

@@ -4,6 +4,8 @@ import type { StoreContext } from '../store.context';
 export interface EndpointGuard {
   /** Deliveries to one endpoint being sent at once, across every interaction-service. */
   inFlight: number;
+  /** Deliveries of one tenant being sent at once, to all its endpoints (0: no bound). */
+  tenantInFlight: number;
   /** Failures in a row (no answer, 5xx, 408, 429) after which the endpoint is paused. */
   failuresToPause: number;
   /** The first pause; each further failure in a row doubles it, up to `longestPauseMs`. */
@@ -35,7 +37,8 @@ const WAITER_STALE_MS = 5 * LONGEST_WAIT_MS;
 /**
  * Slots to send to an endpoint. A dead or slow receiver holds at most `inFlight` of the workers'
  * slots, and after `failuresToPause` failures in a row none: its deliveries wait, without using up
- * their tries, while those of every other endpoint go on.
+ * their tries, while those of every other endpoint go on. A tenant's endpoints together hold at most
+ * `tenantInFlight`, so that one tenant's hanging receivers do not hold every sender.
  */
 export class WebhookSlots {
   constructor(
@@ -48,8 +51,8 @@ export class WebhookSlots {
     const k = this.ctx.keys;
     const [status, value, waiting, most] = (await this.ctx.scripts.run(
       'webhookSlotTake',
-      [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId), k.webhookWaiting(tenant, webhookId)],
-      [deliveryId, now ?? '', this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause, WAITER_STALE_MS],
+      [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId), k.webhookWaiting(tenant, webhookId), k.webhookTenantInflight(tenant)],
+      [deliveryId, now ?? '', this.guard.slotLapseMs, this.guard.inFlight, this.guard.failuresToPause, WAITER_STALE_MS, this.guard.tenantInFlight],
     )) as [string, number?, number?, number?];
     switch (status) {
       case 'paused':
@@ -74,7 +77,7 @@ export class WebhookSlots {
     const k = this.ctx.keys;
     const [failures, pausedUntil] = (await this.ctx.scripts.run(
       'webhookSlotGive',
-      [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId)],
+      [k.webhookInflight(tenant, webhookId), k.webhookHealth(tenant, webhookId), k.webhookTenantInflight(tenant)],
       [deliveryId, now ?? '', answered ? 'answered' : 'failed', Math.max(0, Math.round(durationMs)), this.guard.failuresToPause, this.guard.pauseMs, this.guard.longestPauseMs, HEALTH_TTL_SECS],
     )) as [number, number];
     return { failures: Number(failures), pausedUntil: Number(pausedUntil) > 0 ? Number(pausedUntil) : null };
