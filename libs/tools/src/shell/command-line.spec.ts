@@ -364,12 +364,16 @@ describe('analyseCommandLine', () => {
       ['make build --eval=x', '`make --eval` runs other programs'],
       ['make build -E x', '`make -E` runs other programs'],
       ['npm test --script-shell=python3', '`npm --script-shell` runs other programs'],
+      // A file named `--compress-program=sh` (touch -- --compress-program=sh) would be read as the option.
+      ['sort -S 1K - *', '`sort` can be told to run other programs, and `*` may expand to such an option (put it after `--`)'],
+      ['sort {--compress-program=sh,a}', '`sort` can be told to run other programs, and `{--compress-program=sh,a}` may expand to such an option (put it after `--`)'],
+      ['git clone ?u a b', '`git` can be told to run other programs, and `?u` may expand to such an option (put it after `--`)'],
     ])('subcommands, words and options that run other programs: %j', (line, reason) => {
       expect(reasonOf(line)).toBe(reason);
       expect(analyseCommandLine(line).commands[0].key).toBeNull();
     });
 
-    it.each(['git push -u origin main', 'git clone --depth 1 a b', 'sort -c a', 'make build -j4', 'docker ps --filter name=runner'])(
+    it.each(['git push -u origin main', 'git clone --depth 1 a b', 'sort -c a', 'make build -j4', 'docker ps --filter name=runner', 'sort -- *.txt', 'ls *'])(
       '%j keeps its key: nothing in it runs another program',
       (line) => {
         expect(analyseCommandLine(line).reusable).toBe(true);

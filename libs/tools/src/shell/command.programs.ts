@@ -129,7 +129,7 @@ const PROGRAM_RUNNING_WORDS = new Map<string, readonly string[]>([
   ['oc', ['exec', 'run', 'debug', 'attach', 'rsh']],
 ]);
 
-interface RunningOptions {
+export interface RunningOptions {
   long: readonly string[];
   /** Letters of short forms, matched anywhere in a cluster (`-qu`). */
   short?: string;
@@ -301,7 +301,11 @@ function programRunningWordRefusal(program: string, args: readonly Word[]): stri
   return found === undefined ? null : `\`${display(program, args)}\` runs other programs (\`${found.text}\`)`;
 }
 
-/** `sort --compress-prog=sh`, `git clone -u 'sh -c ...'`: an option that makes the program run another one. */
+/**
+ * `sort --compress-prog=sh`, `git clone -u 'sh -c ...'`: an option that makes the program run another
+ * one. A wildcard or brace among the options of such a program may expand to one (`*` and a file
+ * named `--compress-program=sh`, made by an earlier command), so it is refused too, unless it follows `--`.
+ */
 function programRunningOptionRefusal(program: string, args: readonly Word[]): string | null {
   const subcommand = args[0]?.text ?? '';
   for (const name of familyNames(program)) {
@@ -310,16 +314,35 @@ function programRunningOptionRefusal(program: string, args: readonly Word[]): st
       [`${program} ${subcommand}`, PROGRAM_RUNNING_OPTIONS.get(`${name} ${subcommand}`)],
     ];
     for (const [shown, options] of scopes) {
-      const found = options === undefined ? undefined : args.find((arg) => isOptionOf(arg.text, options));
+      if (options === undefined) {
+        continue;
+      }
+      const found = args.find((arg) => isOptionOf(arg.text, options));
       if (found !== undefined) {
         return `\`${shown} ${found.text.split('=')[0]}\` runs other programs`;
+      }
+      const expanding = optionsOf(args).find((arg) => arg.expands && mayBeOption(arg.text));
+      if (expanding !== undefined) {
+        return `\`${shown}\` can be told to run other programs, and \`${expanding.text}\` may expand to such an option (put it after \`--\`)`;
       }
     }
   }
   return null;
 }
 
-function isOptionOf(arg: string, options: RunningOptions): boolean {
+/** A word that, once expanded, may start with `-`: `*`, `{--a,b}`, `--comp*` (not `notes/*`). */
+export function mayBeOption(text: string): boolean {
+  return /^[-*?[{]/.test(text);
+}
+
+/** The arguments a program may read as options: those before a plain `--`. */
+function optionsOf(args: readonly Word[]): readonly Word[] {
+  const end = args.findIndex((arg) => arg.text === '--' && !arg.expands);
+  return end < 0 ? args : args.slice(0, end);
+}
+
+/** `arg` is one of `options`: a long one or its abbreviation (`--compress-prog`), or a short letter anywhere in a cluster. */
+export function isOptionOf(arg: string, options: RunningOptions): boolean {
   if (arg.startsWith('--')) {
     const name = arg.split('=')[0];
     return name.length > 2 && options.long.some((option) => option.startsWith(name));

@@ -164,6 +164,15 @@ describe('isSafeCommand', () => {
     ['head -n1 < /etc/passwd', false],
     ['echo $HOME', false],
     ['git status ../other', false],
+    // File names taken from the input or a list, which the arguments' confinement cannot see.
+    ['wc --files0-from=-', false],
+    ['du -b --files0=list', false],
+    ['sha256sum -c sums.txt', false],
+    ['md5sum --check sums.txt', false],
+    ['wc *', false],
+    ['wc --files0*', false],
+    ['wc -l -- *', true],
+    ['sha256sum a.txt', true],
   ])('%j → %s', (line, safe) => {
     expect(isSafeCommand(onlyCommand(line), entries)).toBe(safe);
   });
@@ -191,6 +200,10 @@ describe('safe commands on whole lines (analyseCommandLine + isSafeCommand)', ()
     ['cat "$(ls)"', false],
     ['echo x | tee f', false],
     ['printf -v PATH /tmp; ls', false],
+    // The path comes through the pipe, out of the arguments' sight.
+    ['printf %.0s/proc/1/environ | du -b --files0-from=-', false],
+    ["printf '\\057etc\\057shadow' | wc --files0-from=-", false],
+    ["printf 'abc  /etc/hostname' | sha256sum -c", false],
   ])('with the defaults, %j → %s', (line, covered) => {
     expect(coveredBySafe()(line)).toBe(covered);
   });

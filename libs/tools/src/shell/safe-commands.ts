@@ -1,5 +1,6 @@
 import type { SafeCommandInEffect, SafeCommandSource } from '@parley/contracts';
 import { ungrantableReason, type SimpleCommand } from './command-line';
+import { isOptionOf, mayBeOption, type RunningOptions } from './command.programs';
 
 /** A program, optionally with one subcommand, that needs no approval whatever its arguments. */
 export interface SafeCommandEntry {
@@ -54,7 +55,7 @@ export const DEFAULT_SAFE_COMMANDS: ReadonlyArray<{ entry: string; note: string 
   { entry: 'cat', note: 'prints files' },
   { entry: 'head', note: 'prints the start of files' },
   { entry: 'tail', note: 'prints the end of files; -f only keeps reading' },
-  { entry: 'wc', note: 'counts lines, words and bytes' },
+  { entry: 'wc', note: 'counts lines, words and bytes; not with --files0-from, which takes file names from its input' },
   { entry: 'pwd', note: 'prints the working directory' },
   { entry: 'echo', note: 'prints its arguments' },
   { entry: 'printf', note: 'formats its arguments; the scanner refuses -v, which would set a variable' },
@@ -68,15 +69,15 @@ export const DEFAULT_SAFE_COMMANDS: ReadonlyArray<{ entry: string; note: string 
   { entry: 'realpath', note: 'resolves a path' },
   { entry: 'readlink', note: 'prints where a symbolic link points' },
   { entry: 'stat', note: 'prints file metadata' },
-  { entry: 'du', note: 'reports disk usage' },
+  { entry: 'du', note: 'reports disk usage; not with --files0-from, which takes file names from its input' },
   { entry: 'df', note: 'reports free disk space' },
   { entry: 'whoami', note: 'prints the user name' },
   { entry: 'id', note: 'prints user and group ids' },
   { entry: 'uname', note: 'prints system information; unlike hostname it cannot change it' },
   { entry: 'true', note: 'does nothing, successfully' },
   { entry: 'false', note: 'does nothing, unsuccessfully' },
-  { entry: 'sha256sum', note: 'prints or checks checksums' },
-  { entry: 'md5sum', note: 'prints or checks checksums' },
+  { entry: 'sha256sum', note: 'prints checksums; not -c, which checks files named in a list' },
+  { entry: 'md5sum', note: 'prints checksums; not -c, which checks files named in a list' },
   { entry: 'cmp', note: 'compares two files byte by byte' },
   { entry: 'comm', note: 'compares two sorted files line by line' },
   { entry: 'paste', note: 'merges lines of files' },
@@ -129,6 +130,28 @@ export function safeCommandsInEffect(input: {
   return inEffect;
 }
 
+/**
+ * Options with which a safe program takes file names from its input or from a file (`printf /etc/shadow
+ * | wc --files0-from=-`, a checksum list for `sha256sum -c`), where the confinement of its arguments
+ * cannot see them: it would tell whether files outside the workspace exist, their sizes and counts.
+ */
+const NAMES_FROM_INPUT = new Map<string, RunningOptions>([
+  ['wc', { long: ['--files0-from'] }],
+  ['du', { long: ['--files0-from'] }],
+  ['sha256sum', { long: ['--check'], short: 'c' }],
+  ['md5sum', { long: ['--check'], short: 'c' }],
+]);
+
+/** With such an option, or an argument that may expand to one (a file named `--files0-from=-`), a command is not safe. */
+function takesNamesFromInput(command: SimpleCommand): boolean {
+  const options = NAMES_FROM_INPUT.get(command.program);
+  if (options === undefined) {
+    return false;
+  }
+  const end = command.args.indexOf('--');
+  return (end < 0 ? command.args : command.args.slice(0, end)).some((arg) => isOptionOf(arg, options) || (mayBeOption(arg) && /[*?[{]/.test(arg)));
+}
+
 function entryCovers(entry: string, command: SimpleCommand): boolean {
   const [program, subcommand] = entry.split(' ');
   return program === command.program && (subcommand === undefined || subcommand === command.args[0]);
@@ -141,7 +164,7 @@ function entryCovers(entry: string, command: SimpleCommand): boolean {
  * program found on the PATH.
  */
 export function isSafeCommand(command: SimpleCommand, entries: readonly SafeCommandInEffect[]): boolean {
-  if (command.key === null || !command.confined || command.program.includes('/')) {
+  if (command.key === null || !command.confined || command.program.includes('/') || takesNamesFromInput(command)) {
     return false;
   }
   return entries.some((entry) => entryCovers(entry.entry, command));
